@@ -1,0 +1,221 @@
+package listpack
+
+// Range calls fn for elements start to stop inclusive, in order, until fn
+// returns false. start and stop are taken exactly as LRANGE takes them,
+// so the caller can pass the command's arguments through: negative values
+// count from the tail, start below 0 is treated as 0, stop past the end as
+// the last element, and an empty range calls fn not at all. v is valid only
+// during the call.
+func (q *Quicklist) Range(start, stop int, fn func(v []byte) bool) {
+	if start < 0 {
+		start = max(start+q.count, 0)
+	}
+	if stop < 0 {
+		stop += q.count
+	}
+	stop = min(stop, q.count-1)
+	if start > stop {
+		return
+	}
+	k, local := q.locate(start)
+	scratch := make([]byte, 0, IntBufLen)
+	for n := stop - start + 1; n > 0; k++ {
+		lp := q.nodes.at(k).lp
+		for off := lp.Seek(local); off >= 0 && n > 0; off = lp.Next(off) {
+			if !fn(lp.Get(off, scratch)) {
+				return
+			}
+			n--
+		}
+		local = 0
+	}
+}
+
+// Iter calls fn for every element with its index from the head (even
+// when going backwards), from head to tail, or from tail to head if
+// reverse is set, until fn returns false. LPOS, LINSERT's pivot search and
+// similar scans use it. v is valid only during the call.
+func (q *Quicklist) Iter(reverse bool, fn func(i int, v []byte) bool) {
+	scratch := make([]byte, 0, IntBufLen)
+	if !reverse {
+		i := 0
+		for k := range q.nodes.len() {
+			lp := q.nodes.at(k).lp
+			for off := lp.First(); off >= 0; off = lp.Next(off) {
+				if !fn(i, lp.Get(off, scratch)) {
+					return
+				}
+				i++
+			}
+		}
+		return
+	}
+	i := q.count - 1
+	for k := q.nodes.len() - 1; k >= 0; k-- {
+		lp := q.nodes.at(k).lp
+		for off := lp.Last(); off >= 0; off = lp.Prev(off) {
+			if !fn(i, lp.Get(off, scratch)) {
+				return
+			}
+			i--
+		}
+	}
+}
+
+// RemoveValue deletes elements equal to v with LREM's semantics: count > 0
+// removes up to count from the head, count < 0 up to -count from the
+// tail, count == 0 all of them. It returns how many were removed.
+// Elements compare as strings: v "10" matches a stored 10, "010" does not.
+func (q *Quicklist) RemoveValue(v []byte, count int) int {
+	limit := count
+	if limit < 0 {
+		limit = -limit
+	}
+	if limit == 0 {
+		limit = q.count
+	}
+	m := newMatcher(v)
+	var removed int
+	if count < 0 {
+		removed = q.removeBackward(m, limit)
+	} else {
+		removed = q.removeForward(m, limit)
+	}
+	if removed > 0 {
+		q.afterRemove(true)
+	}
+	return removed
+}
+
+// removeForward deletes up to limit matches walking from the head.
+func (q *Quicklist) removeForward(m matcher, limit int) int {
+	removed := 0
+	for k := 0; k < q.nodes.len() && removed < limit; {
+		nd, before := q.nodes.at(k), removed
+		for off := nd.lp.First(); off >= 0 && removed < limit; {
+			if !m.match(nd.lp, off) {
+				off = nd.lp.Next(off)
+				continue
+			}
+			nd.lp = nd.lp.Delete(off)
+			nd.count--
+			removed++
+			off = nd.lp.at(off) // the next entry slid into off
+		}
+		if removed == before || !q.afterDelete(k, true) {
+			k++
+		}
+	}
+	q.count -= removed
+	return removed
+}
+
+// removeBackward deletes up to limit matches walking from the tail.
+func (q *Quicklist) removeBackward(m matcher, limit int) int {
+	removed := 0
+	for k := q.nodes.len() - 1; k >= 0 && removed < limit; k-- {
+		nd, before := q.nodes.at(k), removed
+		for off := nd.lp.Last(); off >= 0 && removed < limit; {
+			prev := nd.lp.Prev(off) // unaffected by deleting at off
+			if m.match(nd.lp, off) {
+				nd.lp = nd.lp.Delete(off)
+				nd.count--
+				removed++
+			}
+			off = prev
+		}
+		if removed != before {
+			q.afterDelete(k, true)
+		}
+	}
+	q.count -= removed
+	return removed
+}
+
+// matcher compares entries with one value, parsing the value once: an
+// integer entry can only equal a canonical integer string.
+type matcher struct {
+	v     []byte
+	n     int64
+	isInt bool
+}
+
+func newMatcher(v []byte) matcher {
+	n, isInt := parseInt(v)
+	return matcher{v: v, n: n, isInt: isInt}
+}
+
+// match reports whether the entry at off of lp equals the value.
+func (m matcher) match(lp Listpack, off int) bool {
+	s, n, isStr := decodeAt(lp, off)
+	if isStr {
+		return string(s) == string(m.v)
+	}
+	return m.isInt && n == m.n
+}
+
+// DeleteRange deletes n elements starting at element start (negative
+// counts from the tail), as LTRIM needs; a range running past the end is
+// cut short. It returns how many elements were deleted. Whole nodes in the
+// range are dropped without being walked.
+func (q *Quicklist) DeleteRange(start, n int) int {
+	defer q.afterRemove(true) // LTRIM checks the encoding even if it deletes nothing
+	start, ok := q.norm(start)
+	if !ok || n <= 0 {
+		return 0
+	}
+	n = min(n, q.count-start)
+	k, local := q.locate(start)
+	for left := n; left > 0; local = 0 {
+		nd := q.nodes.at(k)
+		take := min(left, int(nd.count)-local)
+		left -= take
+		if take == int(nd.count) {
+			q.nodes.remove(k)
+			continue
+		}
+		nd.lp = nd.lp.DeleteRange(nd.lp.Seek(local), take)
+		nd.count -= uint32(take)
+		q.afterDelete(k, true)
+		k++
+	}
+	q.count -= n
+	if q.nodes.len() < 2 {
+		q.spare = nil
+	}
+	return n
+}
+
+// Nodes calls fn with each node's listpack, head to tail, until fn returns
+// false. The RDB writer emits these bytes verbatim. fn must not modify or
+// keep the slice.
+func (q *Quicklist) Nodes(fn func(lp Listpack) bool) {
+	for k := range q.nodes.len() {
+		if !fn(q.nodes.at(k).lp) {
+			return
+		}
+	}
+}
+
+// QuicklistFromNodes builds a list from listpacks read from an RDB file,
+// taking ownership of them. The caller must have checked each with
+// Validate(lp, true). Empty listpacks are skipped, as Redis skips them.
+// Each node's capacity is clipped to its length, so that a node cut from a
+// larger read buffer reallocates on its first insert instead of writing
+// over the bytes that follow it.
+func QuicklistFromNodes(fill int, nodes []Listpack) *Quicklist {
+	q := NewQuicklist(fill)
+	for _, lp := range nodes {
+		n := lp.Len()
+		if n == 0 {
+			continue
+		}
+		q.nodes.insert(q.nodes.len(), qnode{lp: lp[:len(lp):len(lp)], count: uint32(n)})
+		q.count += n
+	}
+	// Redis converts a loaded list to the encoding its size calls for: a
+	// single node within the (full, not halved) limits is a listpack.
+	q.packed = false
+	q.afterRemove(false)
+	return q
+}
