@@ -1,0 +1,51 @@
+# redstream — the two commands that matter: `make run` and `make test`.
+
+GO      ?= go
+BIN     := bin/redstream
+FUZZTIME ?= 15s
+
+.PHONY: build run test integ unit bench fuzz lint soak clean readme
+
+build:
+	$(GO) build -o $(BIN) .
+
+# Builds and starts a server on 127.0.0.1:6379 with data under ./data.
+run: build
+	./$(BIN) server
+
+# Every test: unit, fuzz seed corpora, black-box tests with real clients
+# (and side by side with redis-server when it is installed), under -race.
+test:
+	$(GO) test -race -timeout 30m ./...
+
+unit:
+	$(GO) test -race -timeout 10m $$($(GO) list ./... | grep -v /tests)
+
+integ:
+	$(GO) test -race -timeout 20m ./tests/...
+
+# Measures redstream against a redis-server started in the same run and
+# prints both figures and their ratio. Numbers, not pass/fail.
+bench: build
+	./$(BIN) bench
+
+# Runs every fuzz target for FUZZTIME each.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
+	    echo "== $$pkg $$f"; \
+	    $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+lint:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# Regenerates the README's command list from the command table.
+readme:
+	UPDATE_README=1 $(GO) test ./cli -run TestREADMECommands
+
+clean:
+	rm -rf bin

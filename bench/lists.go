@@ -1,0 +1,182 @@
+package bench
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ListRows are the list measurements: LPUSH and RPOP throughput
+// with 50 clients, unpipelined and pipelined 16; a BRPOP work queue's
+// throughput and push-to-pop latency; memory per element of a 1,000,000
+// element list of 16-byte values.
+func ListRows(scale float64) []Row {
+	n := func(base int) int { return max(int(float64(base)*scale), 1000) }
+	return []Row{
+		pushPopRow("LPUSH", 50, 1, n(500_000)),
+		pushPopRow("RPOP", 50, 1, n(500_000)),
+		pushPopRow("LPUSH", 50, 16, n(4_000_000)),
+		pushPopRow("RPOP", 50, 16, n(4_000_000)),
+		queueThroughputRow(10, 40, n(400_000)),
+		queueLatencyRow(20, 20_000, n(200_000)),
+		listMemoryRow(n(1_000_000)),
+	}
+}
+
+func pushPopRow(verb string, clients, pipeline, total int) Row {
+	name := fmt.Sprintf("%s, %d clients", verb, clients)
+	if pipeline > 1 {
+		name += fmt.Sprintf(", pipeline %d", pipeline)
+	}
+	return Row{
+		Group:   "lists",
+		Metrics: []Metric{{Name: name, Unit: "ops/s", Higher: true, Target: 0.8}},
+		Run: func(t *Target) ([]float64, error) {
+			if verb == "RPOP" { // something to pop for every request
+				err := fill(t.Addr, total/100+1, func(i int) []byte {
+					args := []string{"LPUSH", "bench:list"}
+					for j := range 100 {
+						args = append(args, value16(i*100+j))
+					}
+					return Encode(args...)
+				})
+				if err != nil {
+					return nil, err
+				}
+			}
+			req := Encode(verb, "bench:list", "v:00000000000000")
+			if verb == "RPOP" {
+				req = Encode("RPOP", "bench:list")
+			}
+			ops, err := throughput(t.Addr, clients, total, pipeline, req)
+			return []float64{ops}, err
+		},
+	}
+}
+
+// queueThroughputRow moves total messages from producers (LPUSH) to
+// consumers blocked in BRPOP and reports messages per second end to end.
+func queueThroughputRow(producers, consumers, total int) Row {
+	return Row{
+		Group: "lists",
+		Metrics: []Metric{{Name: fmt.Sprintf("BRPOP queue, %d producers / %d consumers", producers, consumers),
+			Unit: "ops/s", Higher: true, Target: 0.8}},
+		Run: func(t *Target) ([]float64, error) {
+			start := time.Now()
+			_, err := runQueue(t.Addr, producers, consumers, total, 0)
+			return []float64{float64(total) / time.Since(start).Seconds()}, err
+		},
+	}
+}
+
+// queueLatencyRow pushes at a fixed rate and reports push-to-pop latency.
+func queueLatencyRow(consumers, rate, total int) Row {
+	name := fmt.Sprintf("BRPOP queue latency at %d msg/s", rate)
+	return Row{
+		Group: "lists",
+		Metrics: []Metric{
+			{Name: name + ", p50", Unit: "ms"},
+			{Name: name + ", p99", Unit: "ms", Target: 1.2},
+			{Name: name + ", max", Unit: "ms"},
+		},
+		Run: func(t *Target) ([]float64, error) {
+			lat, err := runQueue(t.Addr, 1, consumers, total, rate)
+			p50, p99, pmax := percentiles(lat)
+			return []float64{p50, p99, pmax}, err
+		},
+	}
+}
+
+// runQueue runs producers pushing total timestamped messages (at rate per
+// second overall, or as fast as possible when rate is 0) and consumers
+// popping them with BRPOP; it returns each message's latency.
+func runQueue(addr string, producers, consumers, total, rate int) ([]time.Duration, error) {
+	pconns, err := dialN(addr, producers)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(pconns)
+	cconns, err := dialN(addr, consumers)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(cconns)
+	var left atomic.Int64
+	left.Store(int64(total))
+	lat := make([]time.Duration, 0, total)
+	var mu sync.Mutex
+	cerr := make(chan error, 1)
+	go func() {
+		cerr <- parallel(cconns, func(c *Conn) error {
+			return consume(c, &left, func(d time.Duration) { mu.Lock(); lat = append(lat, d); mu.Unlock() })
+		})
+	}()
+	perr := parallel(pconns, func(c *Conn) error {
+		return produce(c, total/producers, rate/max(producers, 1))
+	})
+	if perr != nil {
+		return nil, perr
+	}
+	return lat, <-cerr
+}
+
+func produce(c *Conn, n, rate int) error {
+	start := time.Now()
+	for i := range n {
+		if rate > 0 {
+			if wait := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))); wait > 0 {
+				time.Sleep(wait) // pacing the producer to its fixed rate
+			}
+		}
+		msg := strconv.FormatInt(time.Now().UnixNano(), 10)
+		if _, err := c.Do("LPUSH", "bench:queue", msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// consume pops until every message is taken. A consumer that finds the
+// count exhausted leaves; the last messages are taken by whoever is
+// blocked, and BRPOP's 1 s timeout lets idle consumers notice the end.
+func consume(c *Conn, left *atomic.Int64, record func(time.Duration)) error {
+	for left.Load() > 0 {
+		r, err := c.Do("BRPOP", "bench:queue", "1")
+		if err != nil {
+			return err
+		}
+		if r.Null || len(r.Elems) != 2 {
+			continue
+		}
+		sent, err := strconv.ParseInt(r.Elems[1].Str, 10, 64)
+		if err != nil {
+			return fmt.Errorf("bad message %q", r.Elems[1].Str)
+		}
+		record(time.Since(time.Unix(0, sent)))
+		left.Add(-1)
+	}
+	return nil
+}
+
+// listMemoryRow fills a fresh server with n 16-byte elements in one list.
+func listMemoryRow(n int) Row {
+	return Row{
+		Group:   "lists",
+		Fresh:   true,
+		Metrics: []Metric{{Name: fmt.Sprintf("memory per element, %d x 16-byte list", n), Unit: "B/elem", Target: 1.5}},
+		Run: func(t *Target) ([]float64, error) {
+			per, err := rssPerElement(t, n, func() error {
+				return fill(t.Addr, n/100, func(i int) []byte {
+					args := []string{"RPUSH", "bench:mem"}
+					for j := range 100 {
+						args = append(args, value16(i*100+j))
+					}
+					return Encode(args...)
+				})
+			})
+			return []float64{per}, err
+		},
+	}
+}

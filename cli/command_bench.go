@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/redstream/redstream/bench"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// benchCommand is `redstream bench`: the side-by-side benchmark against
+// redis-server (when installed), printing both figures and the ratio.
+func benchCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "bench",
+		Usage: "measure redstream against redis-server side by side",
+		Description: "Starts this redstream binary and, when redis-server is on PATH, a redis-server, each as its\n" +
+			"own process on loopback, runs every row against both (alternating), and prints medians and ratios.",
+		Flags: []ucli.Flag{
+			&ucli.IntFlag{Name: "rounds", Value: 3, Usage: "measurements per row and server; the median is shown"},
+			&ucli.Float64Flag{Name: "scale", Value: 1, Usage: "multiply every row's amount of work (0.1 for a quick look)"},
+			&ucli.StringSliceFlag{Name: "group", Usage: "only these groups (lists)"},
+		},
+		Action: runBench,
+	}
+}
+
+func runBench(c *ucli.Context) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	rows := selectRows(bench.ListRows(c.Float64("scale")), c.StringSlice("group"))
+	ours := &bench.Side{Start: func() (*bench.Target, error) { return bench.StartRedstream(exe) }}
+	defer ours.Stop()
+	var theirs *bench.Side
+	if probe, err := bench.StartRedis(); err != nil {
+		return err
+	} else if probe == nil {
+		fmt.Fprintln(c.App.Writer, "redis-server not found on PATH: measuring redstream alone (apt-get install redis-server for ratios)")
+	} else {
+		probe.Stop()
+		theirs = &bench.Side{Start: func() (*bench.Target, error) { return bench.StartRedis() }}
+		defer theirs.Stop()
+	}
+	return bench.Run(rows, ours, theirs, bench.Options{Rounds: c.Int("rounds"), Out: c.App.Writer})
+}
+
+func selectRows(rows []bench.Row, groups []string) []bench.Row {
+	if len(groups) == 0 {
+		return rows
+	}
+	var out []bench.Row
+	for _, r := range rows {
+		for _, g := range groups {
+			if r.Group == g {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redstream/redstream/server"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// serverCommand is `redstream server [config-file] [--directive value ...]`.
+// Every configuration directive is also a flag; flags override the file.
+func serverCommand() *ucli.Command {
+	var flags []ucli.Flag
+	for _, name := range server.ParamNames() {
+		flags = append(flags, &ucli.StringFlag{Name: name, Usage: "the " + name + " directive"})
+	}
+	return &ucli.Command{
+		Name:      "server",
+		Usage:     "run the server",
+		ArgsUsage: "[config-file]",
+		Description: "Starts a redstream server. Without arguments it listens on 127.0.0.1:6379 and keeps data\n" +
+			"under ./data. A redis.conf-style file and --<directive> flags change that.",
+		Flags:  flags,
+		Action: runServer,
+	}
+}
+
+func runServer(c *ucli.Context) error {
+	cfg, file, err := buildConfig(c)
+	if err != nil {
+		return err
+	}
+	logger, closeLog, err := newLogger(cfg, c.App.Writer)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return fmt.Errorf("creating data directory: %w", err)
+	}
+	srv, err := server.New(cfg, server.Options{Logger: logger, ConfigFile: file})
+	if err != nil {
+		return err
+	}
+	logger.Info("redstream starting", "version", server.Version, "redis_compat", server.RedisVersion,
+		"pid", os.Getpid(), "config_file", file, "dir", cfg.Dir)
+	if err := srv.Listen(); err != nil {
+		return err
+	}
+	var addrs []string
+	for _, a := range srv.Addrs() {
+		addrs = append(addrs, a.Network()+"://"+a.String())
+	}
+	logger.Info("ready to accept connections", "addr", strings.Join(addrs, ","))
+	return serveUntilStopped(srv, logger)
+}
+
+// serveUntilStopped serves until SIGTERM/SIGINT or a SHUTDOWN command,
+// then closes the server cleanly.
+func serveUntilStopped(srv *server.Server, logger *slog.Logger) error {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	select {
+	case sig := <-sigs:
+		logger.Warn("received signal, shutting down", "signal", sig.String())
+	case why := <-srv.ShutdownRequested():
+		logger.Warn("shutting down", "reason", why)
+	case err := <-served:
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	logger.Info("redstream is now ready to exit, bye bye")
+	return nil
+}
+
+// buildConfig starts from the defaults, applies the config file (the
+// first argument, if any), then the flags that were set.
+func buildConfig(c *ucli.Context) (server.Config, string, error) {
+	cfg := server.DefaultConfig()
+	file := ""
+	if c.NArg() > 1 {
+		return cfg, "", fmt.Errorf("expected at most one config file, got %d arguments", c.NArg())
+	}
+	if c.NArg() == 1 {
+		abs, err := filepath.Abs(c.Args().First())
+		if err != nil {
+			return cfg, "", err
+		}
+		file = abs
+		if err := loadConfigFile(file, &cfg); err != nil {
+			return cfg, "", err
+		}
+	}
+	for _, name := range server.ParamNames() {
+		if !c.IsSet(name) {
+			continue
+		}
+		if err := cfg.Set(name, []string{c.String(name)}); err != nil {
+			return cfg, "", fmt.Errorf("--%s %q: %w", name, c.String(name), describeConfigErr(err))
+		}
+	}
+	return cfg, file, nil
+}
+
+// newLogger builds the structured logger: text lines on stdout, or in
+// logfile, at the configured level.
+func newLogger(cfg server.Config, stdout io.Writer) (*slog.Logger, func(), error) {
+	out := stdout
+	closeFn := func() {}
+	if cfg.LogFile != "" {
+		f, err := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("opening logfile: %w", err)
+		}
+		out, closeFn = f, func() { f.Close() }
+	}
+	h := slog.NewTextHandler(out, &slog.HandlerOptions{Level: logLevel(cfg.LogLevel)})
+	return slog.New(h), closeFn, nil
+}
+
+// logLevel maps Redis's log levels onto slog's.
+func logLevel(name string) slog.Level {
+	switch name {
+	case "debug", "verbose":
+		return slog.LevelDebug
+	case "warning":
+		return slog.LevelWarn
+	case "nothing":
+		return slog.LevelError + 4
+	}
+	return slog.LevelInfo
+}

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestREADMECommands keeps the README's command list equal to the command
+// table. `make readme` (UPDATE_README=1) rewrites it.
+func TestREADMECommands(t *testing.T) {
+	const begin, end = "<!-- commands:begin -->\n", "<!-- commands:end -->"
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := writeCommandsMarkdown(&want); err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	if i < 0 || j < i {
+		t.Fatalf("README.md lacks the %q ... %q markers", begin, end)
+	}
+	got := text[i+len(begin) : j]
+	if got == want.String() {
+		return
+	}
+	if os.Getenv("UPDATE_README") != "" {
+		updated := text[:i+len(begin)] + want.String() + text[j:]
+		if err := os.WriteFile("../README.md", []byte(updated), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("README.md's command list is out of date with the command table; run `make readme`")
+}

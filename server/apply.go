@@ -1,0 +1,105 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Record is one write as it is logged, replayed and replicated. Applying
+// the same records in the same order to the same state always gives the
+// same state: every command reads its clock from Time, never from the
+// wall, and draws nothing at random.
+type Record struct {
+	Time int64    // ms since the Unix epoch: "now" for this write
+	DB   int      // the database the command ran in
+	Argv [][]byte // the command and its arguments, as the client sent it or rewritten (BLPOP → LPOP)
+}
+
+// Log receives the records of every applied write, in apply order. The
+// server calls Append with the keyspace lock held, once per command (one
+// call holds every record of a MULTI/EXEC, to be replayed all or none), so
+// Append must copy what it keeps and must not block on I/O.
+//
+// The returned wait function blocks until the records are durable under
+// the log's policy; the server calls it outside the lock and sends the
+// replies only after it returns nil. A nil wait means durable already.
+type Log interface {
+	Append(recs []Record) (wait func() error)
+}
+
+// Apply executes one logged write record: the path AOF replay and Raft
+// take. Live writes run the same handlers through the same execute.
+func (s *Server) Apply(rec Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.applyLocked(rec)
+}
+
+// applyLocked is Apply with the lock held.
+func (s *Server) applyLocked(rec Record) error {
+	if rec.DB < 0 || rec.DB >= len(s.dbs) {
+		return fmt.Errorf("server: record for database %d, only %d configured", rec.DB, len(s.dbs))
+	}
+	if len(rec.Argv) == 0 {
+		return fmt.Errorf("server: empty record")
+	}
+	cmd, errText := s.lookupCommand(rec.Argv)
+	if cmd == nil {
+		return fmt.Errorf("server: cannot apply %q: %s", rec.Argv[0], errText)
+	}
+	if cmd.Flags&FlagWrite == 0 {
+		return fmt.Errorf("server: cannot apply %q: not a write command", rec.Argv[0])
+	}
+	if rec.Time > s.lastTime {
+		s.lastTime = rec.Time
+	}
+	s.replayW.Reset()
+	x := Ctx{s: s, w: &s.replayW, db: s.dbs[rec.DB], argv: rec.Argv, cmd: cmd, now: rec.Time, replay: true}
+	s.execute(&x, time.Time{}) // replay keeps no statistics
+	s.pending = s.pending[:0]  // replayed records are logged already
+	if strings.HasPrefix(string(s.replayW.Bytes()), "-") {
+		return fmt.Errorf("server: applying %q failed: %s", rec.Argv[0], strings.TrimSpace(string(s.replayW.Bytes()[1:])))
+	}
+	return nil
+}
+
+// propagate queues x's write for the log. Blocking commands that were
+// served log their non-blocking form (x.logArgv). Lock should be held.
+func (s *Server) propagate(x *Ctx) {
+	if x.replay || x.dirty == 0 {
+		return
+	}
+	argv := x.argv
+	if x.logArgv != nil {
+		argv = x.logArgv
+	}
+	s.pending = append(s.pending, Record{Time: x.now, DB: x.db.index, Argv: argv})
+}
+
+// logDirect queues a write the server makes by itself (an expired key's
+// DEL), outside any client command. Lock should be held.
+func (s *Server) logDirect(db int, now int64, argv ...[]byte) {
+	s.pending = append(s.pending, Record{Time: now, DB: db, Argv: argv})
+}
+
+// commit hands the records queued since the last commit to the log, wakes
+// the blocked clients the command served, and returns what to wait on
+// before replying. Lock should be held.
+func (s *Server) commit() (wait func() error) {
+	if len(s.pending) > 0 {
+		s.stats.dirty += int64(len(s.pending))
+		if s.log != nil {
+			wait = s.log.Append(s.pending)
+		}
+		clear(s.pending) // drop references to argv buffers
+		s.pending = s.pending[:0]
+	}
+	for _, c := range s.served {
+		c.blocked.wait = wait
+		c.wake()
+	}
+	clear(s.served)
+	s.served = s.served[:0]
+	return wait
+}

@@ -1,0 +1,196 @@
+package server
+
+import (
+	"bytes"
+	"container/list"
+	"time"
+)
+
+// Blocking, the way Redis does it (blocked.c), in goroutines:
+//
+//  1. A blocking command that finds nothing calls Ctx.block. Still under
+//     the keyspace lock, blockClient queues the client on each key's FIFO
+//     (DB.waiters) and the connection goroutine parks in waitBlocked,
+//     reading its socket so a disconnect is seen at once.
+//  2. A write that may feed waiters (a push) calls signalReady: it notes
+//     the key once, and costs a map lookup when nobody waits.
+//  3. After every command, still under the lock, serveReady walks each
+//     ready key's queue in arrival order and re-runs each waiter's command
+//     on its behalf (rerun). A waiter that gets something is unblocked; its
+//     reply is already in its buffer, and its write is logged with the
+//     command's records. Served writes may make more keys ready (BLMOVE
+//     pushes), so the walk repeats until nothing is ready.
+//  4. commit wakes the served goroutines, which wait for durability and
+//     flush. Nobody polls, and the first to block is the first served.
+
+// blockState is a blocked client's wait.
+type blockState struct {
+	cmd           *Command
+	argv          [][]byte // an owned copy, re-run when a key is ready
+	db            int
+	keys          []string
+	links         []*list.Element // the client's place in each key's queue
+	deadline      time.Time       // zero: wait forever
+	earlierOutput []byte          // replies of pipelined commands before this one
+	done          bool            // the wait is over: served, timed out, unblocked or gone
+	gone          bool            // it ended because the peer disconnected
+	wait          func() error    // durability of the write that served it
+}
+
+type readyKey struct {
+	db  int
+	key string
+}
+
+// blockClient parks c on the keys x asked for. Lock should be held.
+func (s *Server) blockClient(c *Client, x *Ctx) {
+	b := &blockState{
+		cmd:      x.cmd,
+		argv:     cloneArgv(x.argv),
+		db:       x.db.index,
+		deadline: x.blockDeadline,
+	}
+	b.earlierOutput = bytes.Clone(c.out.Bytes())
+	c.out.Reset()
+	for _, k := range x.blockKeys {
+		key := string(k)
+		q := x.db.waiters[key]
+		if q == nil {
+			q = list.New()
+			x.db.waiters[key] = q
+		}
+		b.keys = append(b.keys, key)
+		b.links = append(b.links, q.PushBack(c))
+	}
+	c.blocked = b
+	s.stats.blockedClients++
+}
+
+// unblock takes c out of every queue and ends its wait; the caller writes
+// its reply, if any, and wakes it. Lock should be held.
+func (s *Server) unblock(c *Client) {
+	b := c.blocked
+	db := s.dbs[b.db]
+	for i, key := range b.keys {
+		q := db.waiters[key]
+		q.Remove(b.links[i])
+		if q.Len() == 0 {
+			delete(db.waiters, key)
+		}
+	}
+	b.keys, b.links = nil, nil
+	b.done = true
+	s.stats.blockedClients--
+}
+
+// signalReady notes that key may now serve blocked clients. Lock should
+// be held.
+func (s *Server) signalReady(db *DB, key []byte) {
+	if len(db.waiters) == 0 {
+		return
+	}
+	if _, ok := db.waiters[string(key)]; !ok {
+		return
+	}
+	if _, ok := db.readySet[string(key)]; ok {
+		return
+	}
+	k := string(key)
+	db.readySet[k] = struct{}{}
+	s.ready = append(s.ready, readyKey{db: db.index, key: k})
+}
+
+// serveReady serves the clients blocked on every ready key, until no key
+// is ready. Lock should be held.
+func (s *Server) serveReady() {
+	for len(s.ready) > 0 {
+		batch := s.ready
+		s.ready = nil
+		for _, rk := range batch {
+			db := s.dbs[rk.db]
+			delete(db.readySet, rk.key)
+			s.serveKey(db, rk.key)
+		}
+	}
+}
+
+// serveKey re-runs, in arrival order, the command of each client blocked
+// on key, until the key is gone. Lock should be held.
+func (s *Server) serveKey(db *DB, key string) {
+	q := db.waiters[key]
+	if q == nil {
+		return
+	}
+	waiting := make([]*Client, 0, q.Len())
+	for e := q.Front(); e != nil; e = e.Next() {
+		waiting = append(waiting, e.Value.(*Client))
+	}
+	for _, c := range waiting {
+		b := c.blocked
+		if b == nil || b.done {
+			continue
+		}
+		// As in Redis, a waiter is re-run only when the key holds the type
+		// it waits for (a list for BLPOP): anything else cannot serve it.
+		o := db.keys[key]
+		if o == nil {
+			return
+		}
+		if typeName(o) != b.cmd.Group {
+			continue
+		}
+		if peerClosed(c.conn) {
+			// Its socket already says goodbye: give it nothing.
+			s.unblock(c)
+			b.gone = true
+			c.wake()
+			continue
+		}
+		s.rerun(c)
+	}
+}
+
+// rerun executes a blocked client's command again, without blocking. If
+// it was served, the client is unblocked and woken at commit. Lock should
+// be held.
+func (s *Server) rerun(c *Client) {
+	b := c.blocked
+	x := &c.ctx
+	*x = Ctx{s: s, c: c, w: &c.out, db: s.dbs[b.db], argv: b.argv, cmd: b.cmd, now: s.now(), rerun: true}
+	mark := c.out.Mark()
+	s.execute(x, time.Now())
+	if x.stillBlocked {
+		c.out.Truncate(mark)
+		return
+	}
+	if c.replyMode != replyOn {
+		c.out.Truncate(mark)
+	}
+	s.unblock(c)
+	s.served = append(s.served, c)
+}
+
+// unblockByRequest ends c's wait for CLIENT UNBLOCK: with the command's
+// timeout reply, or with the UNBLOCKED error. Lock should be held.
+func (s *Server) unblockByRequest(c *Client, withError bool) bool {
+	b := c.blocked
+	if b == nil || b.done {
+		return false
+	}
+	s.unblock(c)
+	if withError {
+		c.out.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+	} else {
+		b.cmd.timeoutReply(&c.out)
+	}
+	c.wake()
+	return true
+}
+
+func cloneArgv(argv [][]byte) [][]byte {
+	out := make([][]byte, len(argv))
+	for i, a := range argv {
+		out[i] = bytes.Clone(a)
+	}
+	return out
+}

@@ -1,0 +1,335 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"os"
+	"time"
+
+	"github.com/redstream/redstream/resp"
+)
+
+// Client is one connection and the state Redis keeps per client.
+// Fields after the first block are guarded by the keyspace lock.
+type Client struct {
+	s       *Server
+	id      int64
+	conn    net.Conn
+	rd      *resp.Reader
+	raddr   string
+	laddr   string
+	unix    bool
+	created time.Time
+
+	// Guarded by s.mu.
+	out             resp.Writer // replies not yet written to the connection
+	wait            func() error
+	ctx             Ctx
+	db              int
+	name            string
+	libName, libVer string
+	authed          bool
+	multi           *txState
+	watching        []watchedKey
+	casDirty        bool // a watched key changed: EXEC must fail
+	blocked         *blockState
+	replyMode       replyMode
+	lastCmd         *Command
+	lastInteraction time.Time
+	noEvict         bool
+	noTouch         bool
+	quit            bool // QUIT, RESET of a killed client, a fatal error: close after flushing
+}
+
+type replyMode uint8
+
+const (
+	replyOn replyMode = iota
+	replyOff
+	replySkipNext // CLIENT REPLY SKIP: drop the next command's reply
+	replySkipThis // the command being run is the skipped one
+)
+
+// maxPendingOutput is when a long pipeline's replies are written out
+// before the pipeline ends, so one client cannot grow its buffer freely.
+const maxPendingOutput = 64 << 10
+
+// reply returns the writer replies go to. Lock should be held.
+func (c *Client) reply() *resp.Writer { return &c.out }
+
+// handleConn admits a new connection and serves it until it closes.
+func (s *Server) handleConn(conn net.Conn) {
+	defer conn.Close()
+	if tc, ok := conn.(*net.TCPConn); ok {
+		s.mu.Lock()
+		ka := s.cfg.TCPKeepalive
+		s.mu.Unlock()
+		if ka > 0 {
+			_ = tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
+			_ = tc.SetKeepAlive(true)
+		}
+	}
+	c := s.admit(conn)
+	if c == nil {
+		return
+	}
+	defer s.removeClient(c)
+	c.serve()
+}
+
+// admit registers conn as a client, or refuses it with Redis's errors
+// when maxclients is reached or protected mode forbids it.
+func (s *Server) admit(conn net.Conn) *Client {
+	_, unix := conn.(*net.UnixConn)
+	c := &Client{s: s, conn: conn, unix: unix, created: time.Now(), rd: resp.NewReader(conn)}
+	c.raddr, c.laddr = addrString(conn.RemoteAddr(), unix), addrString(conn.LocalAddr(), unix)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.clients) >= s.cfg.MaxClients {
+		s.stats.rejectedConns++
+		_, _ = conn.Write([]byte("-" + resp.ErrMaxClients + "\r\n"))
+		return nil
+	}
+	if s.protectedModeRefuses(conn) {
+		s.stats.rejectedConns++
+		_, _ = conn.Write([]byte("-" + errProtectedMode + "\r\n"))
+		return nil
+	}
+	c.id = s.nextID.Add(1)
+	c.authed = s.cfg.RequirePass == ""
+	c.lastInteraction = c.created
+	c.rd.RequireAuth = !c.authed
+	s.clients[c.id] = c
+	s.stats.connections++
+	return c
+}
+
+func addrString(a net.Addr, unix bool) string {
+	if a == nil {
+		return ""
+	}
+	if unix {
+		return a.String() + ":0"
+	}
+	return a.String()
+}
+
+// removeClient forgets a closed client: its blocked state, its watches.
+func (s *Server) removeClient(c *Client) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.blocked != nil && !c.blocked.done {
+		s.unblock(c)
+	}
+	s.unwatchAll(c)
+	delete(s.clients, c.id)
+}
+
+// maxBatch bounds how many pipelined commands run under one hold of the
+// keyspace lock, so one deep pipeline cannot starve other clients.
+const maxBatch = 128
+
+// serve is the connection loop. It parses every complete command that has
+// arrived (outside the lock), runs them under one hold of the lock and one
+// log commit, and writes all their replies in one write when the input
+// runs dry — so a pipeline costs one lock, one fsync wait and one write.
+func (c *Client) serve() {
+	var batch [][][]byte
+	for {
+		batch = batch[:0]
+		var perr error
+		for len(batch) < maxBatch {
+			argv, ok, err := c.rd.Next()
+			if err != nil {
+				perr = err
+				break
+			}
+			if !ok {
+				break
+			}
+			batch = append(batch, argv)
+		}
+		if len(batch) > 0 && !c.run(batch) {
+			return
+		}
+		if perr != nil {
+			c.protocolError(perr) // after the commands before it, as in Redis
+			return
+		}
+		if len(batch) == 0 || c.out.Len() > maxPendingOutput {
+			if c.flush() != nil {
+				return
+			}
+		}
+		if len(batch) == 0 {
+			c.rd.Shrink()
+			if c.readMore() != nil {
+				return
+			}
+		}
+	}
+}
+
+// run executes a batch of commands and, if one of them blocks, waits for
+// it and then runs the rest. It returns false when the client is done.
+func (c *Client) run(batch [][][]byte) bool {
+	for len(batch) > 0 {
+		done := c.runLocked(batch)
+		batch = batch[done:]
+		if c.quit {
+			c.flush()
+			return false
+		}
+		if c.blocked == nil {
+			continue
+		}
+		// The commands after the blocked one alias the read buffer, which
+		// the wait refills: keep copies.
+		rest := make([][][]byte, len(batch))
+		for i, argv := range batch {
+			rest[i] = cloneArgv(argv)
+		}
+		batch = rest
+		if !c.waitBlocked() {
+			return false
+		}
+	}
+	return true
+}
+
+// runLocked runs commands under one hold of the lock until one blocks or
+// asks to quit, commits their writes to the log together, and returns how
+// many it ran.
+func (c *Client) runLocked(batch [][][]byte) int {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, argv := range batch {
+		c.process(argv)
+		n++
+		if c.blocked != nil || c.quit {
+			break
+		}
+	}
+	c.wait = chainWaits(c.wait, s.commit())
+	return n
+}
+
+// readMore waits for more input, closing idle clients after `timeout`.
+func (c *Client) readMore() error {
+	lim := c.s.limits.Load()
+	c.rd.Limits = lim.reader
+	deadline := time.Time{}
+	if lim.idleTimeout > 0 {
+		deadline = time.Now().Add(lim.idleTimeout)
+	}
+	_ = c.conn.SetReadDeadline(deadline)
+	err := c.rd.Fill()
+	if errors.Is(err, resp.ErrQueryBufferLimit) {
+		c.s.logger.Warn("closing client that reached max query buffer length", "addr", c.raddr, "limit", lim.reader.MaxQueryBuf)
+	}
+	return err
+}
+
+// protocolError answers malformed input with Redis's error and closes.
+func (c *Client) protocolError(err error) {
+	var pe *resp.ProtocolError
+	if errors.As(err, &pe) {
+		c.s.mu.Lock()
+		c.out.Error("ERR " + pe.Error())
+		c.s.mu.Unlock()
+		c.s.logger.Debug("protocol error from client", "addr", c.raddr, "err", pe.Msg)
+	}
+	c.flush()
+}
+
+// flush writes the pending replies once the writes behind them are
+// durable. If durability fails the replies are dropped and the connection
+// closed: an acknowledgement is a promise.
+func (c *Client) flush() error {
+	if err := c.awaitDurable(); err != nil {
+		return err
+	}
+	c.s.mu.Lock()
+	out := c.out.Bytes()
+	c.s.mu.Unlock()
+	if len(out) == 0 {
+		return nil
+	}
+	_, err := c.conn.Write(out)
+	c.s.mu.Lock()
+	c.out.Reset()
+	if cap(out) > 1<<20 {
+		c.out = resp.Writer{Proto: c.out.Proto} // let a huge reply's buffer go
+	}
+	c.s.mu.Unlock()
+	return err
+}
+
+// awaitDurable waits for the log to make the client's acknowledged writes
+// durable.
+func (c *Client) awaitDurable() error {
+	c.s.mu.Lock()
+	wait := c.wait
+	c.wait = nil
+	c.s.mu.Unlock()
+	if wait == nil {
+		return nil
+	}
+	if err := wait(); err != nil {
+		c.s.logger.Error("write not durable; closing client without acknowledging", "addr", c.raddr, "err", err)
+		return err
+	}
+	return nil
+}
+
+// waitBlocked parks the client until a write serves it, its timeout
+// passes, CLIENT UNBLOCK/KILL ends the wait, or the connection closes.
+// While parked it keeps reading, so a disconnect is seen at once and
+// pipelined commands queue up. It returns false if the client is gone.
+func (c *Client) waitBlocked() bool {
+	s := c.s
+	s.mu.Lock()
+	b := c.blocked
+	earlier := b.earlierOutput
+	b.earlierOutput = nil
+	s.mu.Unlock()
+	if c.awaitDurable() != nil {
+		return false
+	}
+	if len(earlier) > 0 {
+		if _, err := c.conn.Write(earlier); err != nil {
+			return false
+		}
+	}
+	for {
+		s.mu.Lock()
+		if b.done {
+			c.blocked = nil
+			s.mu.Unlock()
+			_ = c.conn.SetReadDeadline(time.Time{})
+			return !b.gone && c.flush() == nil
+		}
+		// Set the deadline under the lock: a waker sets it to the past
+		// under the lock too, so its wake-up is never overwritten.
+		_ = c.conn.SetReadDeadline(b.deadline)
+		s.mu.Unlock()
+		err := c.rd.Fill()
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			return false // removeClient unblocks it
+		}
+		if err != nil {
+			s.mu.Lock()
+			if !b.done && !b.deadline.IsZero() && !time.Now().Before(b.deadline) {
+				s.unblock(c)
+				b.cmd.timeoutReply(&c.out)
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// wake interrupts the blocked client's read so it sees it was served or
+// released. Lock should be held.
+func (c *Client) wake() { _ = c.conn.SetReadDeadline(time.Unix(1, 0)) }

@@ -1,0 +1,286 @@
+package server
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/redstream/redstream/resp"
+)
+
+// Flags describe a command to the dispatcher, COMMAND INFO and ACL
+// categories, as Redis's command flags do.
+type Flags uint32
+
+// Command flags. Their names are Redis's (COMMAND INFO prints them).
+const (
+	FlagWrite    Flags = 1 << iota // changes data: goes through Apply and the log
+	FlagReadOnly                   // only reads data
+	FlagDenyOOM                    // may grow memory: refused over maxmemory
+	FlagAdmin                      // administrative
+	FlagNoScript
+	FlagBlocking // may block the client
+	FlagLoading  // allowed while loading data
+	FlagStale
+	FlagFast    // O(1) or O(log N)
+	FlagNoAuth  // allowed before AUTH
+	FlagNoMulti // refused inside MULTI
+	FlagAllowBusy
+	FlagSkipSlowlog
+)
+
+var flagNames = []struct {
+	f    Flags
+	name string
+}{
+	{FlagWrite, "write"}, {FlagReadOnly, "readonly"}, {FlagDenyOOM, "denyoom"},
+	{FlagAdmin, "admin"}, {FlagNoScript, "noscript"}, {FlagBlocking, "blocking"},
+	{FlagLoading, "loading"}, {FlagStale, "stale"}, {FlagFast, "fast"},
+	{FlagNoAuth, "no_auth"}, {FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"},
+	{FlagSkipSlowlog, "skip_slowlog"},
+}
+
+func parseFlags(s string) Flags {
+	var f Flags
+	for _, w := range strings.Fields(s) {
+		found := false
+		for _, fn := range flagNames {
+			if fn.name == w {
+				f |= fn.f
+				found = true
+			}
+		}
+		if !found {
+			panic("server: unknown command flag " + w)
+		}
+	}
+	return f
+}
+
+// timeoutKind is what a blocking command replies when it times out.
+type timeoutKind uint8
+
+const (
+	timeoutNullArray timeoutKind = iota // *-1 (BLPOP, BLMPOP, XREAD)
+	timeoutNull                         // $-1 (BLMOVE, BRPOPLPUSH)
+)
+
+// Command is one entry of the command table.
+type Command struct {
+	Name       string // lower-case full name: "get", "client|kill"
+	Arity      int    // exact argument count, or -n for "at least n"
+	Flags      Flags
+	First      int                       // first key position, 0 = no keys
+	Last       int                       // last key position, negative counts from the end
+	Step       int                       // distance between keys
+	Keys       func(argv [][]byte) []int // positions of keys when they move (LMPOP, XREAD)
+	Group      string                    // docs group: "list", "string", "generic", ...
+	Since      string                    // Redis version that introduced it
+	Summary    string                    // one line, for COMMAND DOCS and the README
+	Syntax     string                    // arguments after the name
+	Run        func(*Ctx)                // the handler; nil for containers
+	Sub        map[string]*Command       // subcommands of a container (CLIENT, CONFIG)
+	timeout    timeoutKind
+	stat       cmdStat // guarded by the keyspace lock
+	parentName string
+}
+
+// cmdStat is one command's line in INFO commandstats.
+type cmdStat struct {
+	calls, usec, rejected, failed int64
+}
+
+// timeoutReply writes what a blocking command answers on timeout.
+func (c *Command) timeoutReply(w *resp.Writer) {
+	if c.timeout == timeoutNull {
+		w.Null()
+	} else {
+		w.NullArray()
+	}
+}
+
+// keyPositions returns the indexes of argv that are keys.
+func (c *Command) keyPositions(argv [][]byte) []int {
+	if c.Keys != nil {
+		return c.Keys(argv)
+	}
+	if c.First == 0 {
+		return nil
+	}
+	last := c.Last
+	if last < 0 {
+		last = len(argv) + last
+	}
+	var pos []int
+	for i := c.First; i <= last && i < len(argv); i += c.Step {
+		pos = append(pos, i)
+	}
+	return pos
+}
+
+// aclCategories derives Redis's ACL categories from flags and group.
+func (c *Command) aclCategories() []string {
+	var cats []string
+	add := func(s string) { cats = append(cats, "@"+s) }
+	if c.Flags&FlagWrite != 0 {
+		add("write")
+	}
+	if c.Flags&FlagReadOnly != 0 {
+		add("read")
+	}
+	switch c.Group {
+	case "generic":
+		add("keyspace")
+	case "transactions":
+		add("transaction")
+	case "list", "string", "stream", "connection":
+		add(c.Group)
+	}
+	if c.Flags&FlagAdmin != 0 {
+		add("admin")
+		add("dangerous")
+	}
+	if c.Flags&FlagFast != 0 {
+		add("fast")
+	} else {
+		add("slow")
+	}
+	if c.Flags&FlagBlocking != 0 {
+		add("blocking")
+	}
+	return cats
+}
+
+// spec is the compact form the table is written in.
+type spec struct {
+	name, flags       string
+	arity             int
+	first, last, step int
+	group, since      string
+	syntax, summary   string
+	run               func(*Ctx)
+}
+
+func (sp spec) command() *Command {
+	return &Command{
+		Name: sp.name, Arity: sp.arity, Flags: parseFlags(sp.flags),
+		First: sp.first, Last: sp.last, Step: sp.step,
+		Group: sp.group, Since: sp.since, Syntax: sp.syntax, Summary: sp.summary, Run: sp.run,
+	}
+}
+
+// commandTable builds the table: every command redstream serves. Each
+// server has its own copy because commands carry their statistics.
+func commandTable() map[string]*Command {
+	m := make(map[string]*Command)
+	for _, sp := range allSpecs() {
+		c := sp.command()
+		if parent, sub, ok := strings.Cut(sp.name, "|"); ok {
+			p := m[parent]
+			if p.Sub == nil {
+				p.Sub = make(map[string]*Command)
+			}
+			c.parentName = parent
+			p.Sub[sub] = c
+			continue
+		}
+		m[c.Name] = c
+	}
+	for _, c := range m {
+		if tk, ok := blockingTimeouts[c.Name]; ok {
+			c.timeout = tk
+		}
+		if c.Keys == nil {
+			c.Keys = movableKeys[c.Name]
+		}
+	}
+	return m
+}
+
+// allSpecs lists the commands family by family; each family's specs live
+// beside its handlers.
+func allSpecs() []spec {
+	var all []spec
+	for _, family := range [][]spec{
+		connectionSpecs, serverSpecs, keyspaceSpecs, transactionSpecs, stringSpecs, listSpecs,
+	} {
+		all = append(all, family...)
+	}
+	return all
+}
+
+var blockingTimeouts = map[string]timeoutKind{
+	"blpop": timeoutNullArray, "brpop": timeoutNullArray, "blmpop": timeoutNullArray,
+	"blmove": timeoutNull, "brpoplpush": timeoutNull, "blmovem": timeoutNullArray,
+}
+
+// movableKeys finds keys for commands whose key positions depend on their
+// arguments.
+var movableKeys = map[string]func(argv [][]byte) []int{
+	"lmpop":  numkeysAt(1),
+	"blmpop": numkeysAt(2),
+}
+
+// numkeysAt reads a numkeys argument at position i; the keys follow it.
+func numkeysAt(i int) func(argv [][]byte) []int {
+	return func(argv [][]byte) []int {
+		if i >= len(argv) {
+			return nil
+		}
+		n, ok := resp.ParseInt(argv[i])
+		if !ok || n <= 0 || int(n) > len(argv)-i-1 {
+			return nil
+		}
+		pos := make([]int, n)
+		for j := range pos {
+			pos[j] = i + 1 + j
+		}
+		return pos
+	}
+}
+
+// sortedCommands returns the table's commands by name (for COMMAND and
+// the README).
+func sortedCommands(m map[string]*Command) []*Command {
+	out := make([]*Command, 0, len(m))
+	for _, c := range m {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// CommandDoc describes one command for documentation.
+type CommandDoc struct {
+	Name    string // as users type it: "LPUSH", "CLIENT LIST"
+	Group   string
+	Since   string
+	Syntax  string
+	Summary string
+}
+
+// CommandDocs lists every command (subcommands as "CONTAINER SUB"),
+// grouped and sorted, for the README and `redstream commands`.
+func CommandDocs() []CommandDoc {
+	var out []CommandDoc
+	for _, c := range sortedCommands(commandTable()) {
+		if c.Sub == nil {
+			out = append(out, c.doc())
+			continue
+		}
+		for _, sub := range c.sortedSubs() {
+			out = append(out, sub.doc())
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Group < out[j].Group })
+	return out
+}
+
+func (c *Command) doc() CommandDoc {
+	return CommandDoc{
+		Name:    strings.ToUpper(strings.ReplaceAll(c.Name, "|", " ")),
+		Group:   c.Group,
+		Since:   c.Since,
+		Syntax:  c.Syntax,
+		Summary: c.Summary,
+	}
+}

@@ -1,0 +1,287 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Config holds the server's settings. Names follow Redis's directives; one
+// table (params) maps each directive to its field, so the config file,
+// CONFIG GET and CONFIG SET cannot disagree.
+type Config struct {
+	Port                   int
+	Bind                   []string // addresses; a leading '-' means "skip if unavailable"
+	BindExplicit           bool     // bind was configured, not defaulted (protected mode)
+	UnixSocket             string
+	UnixSocketPerm         uint32
+	ProtectedMode          bool
+	RequirePass            string
+	MaxClients             int
+	Timeout                int // seconds a client may idle; 0 = forever
+	TCPKeepalive           int // seconds
+	Databases              int
+	Dir                    string
+	LogLevel               string
+	LogFile                string
+	ProtoMaxBulkLen        int64
+	ClientQueryBufferLimit int64
+	ListMaxListpackSize    int
+	StreamNodeMaxBytes     int
+	StreamNodeMaxEntries   int
+	Hz                     int
+	SlowlogSlowerThan      int64 // microseconds; negative disables
+	SlowlogMaxLen          int
+	MaxMemory              int64
+	MaxMemoryPolicy        string
+	LatencyTracking        bool
+}
+
+// DefaultConfig is what the server runs with when nothing is configured:
+// loopback only, data under ./data.
+func DefaultConfig() Config {
+	return Config{
+		Port:                   6379,
+		Bind:                   []string{"127.0.0.1", "-::1"},
+		UnixSocketPerm:         0o700,
+		ProtectedMode:          true,
+		MaxClients:             10000,
+		TCPKeepalive:           300,
+		Databases:              16,
+		Dir:                    "./data",
+		LogLevel:               "notice",
+		ProtoMaxBulkLen:        512 << 20,
+		ClientQueryBufferLimit: 1 << 30,
+		ListMaxListpackSize:    -2,
+		StreamNodeMaxBytes:     4096,
+		StreamNodeMaxEntries:   100,
+		Hz:                     10,
+		SlowlogSlowerThan:      10000,
+		SlowlogMaxLen:          128,
+		MaxMemoryPolicy:        "noeviction",
+		LatencyTracking:        true,
+	}
+}
+
+// Errors from setting a parameter.
+var (
+	// ErrUnknownParam means no directive has that name.
+	ErrUnknownParam = errors.New("server: unknown configuration parameter")
+	// ErrImmutableParam means the parameter can be set at startup only.
+	ErrImmutableParam = errors.New("can't set immutable config")
+	// ErrParamArgs means the directive got the wrong number of arguments.
+	ErrParamArgs = errors.New("wrong number of arguments")
+)
+
+// param is one configuration directive.
+type param struct {
+	name    string
+	alias   string // an older name Redis still accepts
+	mutable bool   // CONFIG SET may change it while running
+	multi   bool   // takes several words (bind)
+	get     func(*Config) string
+	set     func(*Config, []string) error
+}
+
+var params = []param{
+	intParam("port", false, 0, 65535, func(c *Config) *int { return &c.Port }),
+	{name: "bind", mutable: false, multi: true,
+		get: func(c *Config) string { return strings.Join(c.Bind, " ") },
+		set: func(c *Config, v []string) error {
+			c.Bind, c.BindExplicit = splitWords(v), true
+			return nil
+		}},
+	strParam("unixsocket", false, func(c *Config) *string { return &c.UnixSocket }),
+	{name: "unixsocketperm",
+		get: func(c *Config) string { return strconv.FormatUint(uint64(c.UnixSocketPerm), 8) },
+		set: func(c *Config, v []string) error {
+			n, err := strconv.ParseUint(v[0], 8, 32)
+			if err != nil || n > 0o777 {
+				return fmt.Errorf("argument couldn't be parsed as an octal permission")
+			}
+			c.UnixSocketPerm = uint32(n)
+			return nil
+		}},
+	boolParam("protected-mode", true, func(c *Config) *bool { return &c.ProtectedMode }),
+	strParam("requirepass", true, func(c *Config) *string { return &c.RequirePass }),
+	intParam("maxclients", true, 1, math.MaxInt32, func(c *Config) *int { return &c.MaxClients }),
+	intParam("timeout", true, 0, math.MaxInt32, func(c *Config) *int { return &c.Timeout }),
+	intParam("tcp-keepalive", true, 0, math.MaxInt32, func(c *Config) *int { return &c.TCPKeepalive }),
+	intParam("databases", false, 1, math.MaxInt32, func(c *Config) *int { return &c.Databases }),
+	strParam("dir", false, func(c *Config) *string { return &c.Dir }),
+	enumParam("loglevel", true, []string{"debug", "verbose", "notice", "warning", "nothing"}, func(c *Config) *string { return &c.LogLevel }),
+	strParam("logfile", false, func(c *Config) *string { return &c.LogFile }),
+	memParam("proto-max-bulk-len", true, 1<<20, func(c *Config) *int64 { return &c.ProtoMaxBulkLen }),
+	memParam("client-query-buffer-limit", true, 1<<20, func(c *Config) *int64 { return &c.ClientQueryBufferLimit }),
+	withAlias(intParam("list-max-listpack-size", true, -5, math.MaxInt32, func(c *Config) *int { return &c.ListMaxListpackSize }), "list-max-ziplist-size"),
+	intParam("stream-node-max-bytes", true, 0, math.MaxInt32, func(c *Config) *int { return &c.StreamNodeMaxBytes }),
+	intParam("stream-node-max-entries", true, 0, math.MaxInt32, func(c *Config) *int { return &c.StreamNodeMaxEntries }),
+	intParam("hz", true, 1, 500, func(c *Config) *int { return &c.Hz }),
+	int64Param("slowlog-log-slower-than", true, math.MinInt64, math.MaxInt64, func(c *Config) *int64 { return &c.SlowlogSlowerThan }),
+	intParam("slowlog-max-len", true, 0, math.MaxInt32, func(c *Config) *int { return &c.SlowlogMaxLen }),
+	memParam("maxmemory", true, 0, func(c *Config) *int64 { return &c.MaxMemory }),
+	enumParam("maxmemory-policy", true, []string{"noeviction"}, func(c *Config) *string { return &c.MaxMemoryPolicy }),
+	boolParam("latency-tracking", true, func(c *Config) *bool { return &c.LatencyTracking }),
+}
+
+func lookupParam(name string) *param {
+	name = strings.ToLower(name)
+	for i := range params {
+		if params[i].name == name || params[i].alias == name {
+			return &params[i]
+		}
+	}
+	return nil
+}
+
+// Set applies one directive as it appears in a config file: its name and
+// its arguments. Startup-only parameters are accepted here.
+func (c *Config) Set(name string, args []string) error {
+	p := lookupParam(name)
+	if p == nil {
+		return ErrUnknownParam
+	}
+	if len(args) == 0 || (!p.multi && len(args) != 1) {
+		return ErrParamArgs
+	}
+	return p.set(c, args)
+}
+
+// Get returns a directive's value as CONFIG GET prints it.
+func (c *Config) Get(name string) (string, bool) {
+	p := lookupParam(name)
+	if p == nil {
+		return "", false
+	}
+	return p.get(c), true
+}
+
+func withAlias(p param, alias string) param { p.alias = alias; return p }
+
+func splitWords(v []string) []string {
+	var out []string
+	for _, s := range v {
+		out = append(out, strings.Fields(s)...)
+	}
+	return out
+}
+
+func strParam(name string, mutable bool, field func(*Config) *string) param {
+	return param{name: name, mutable: mutable,
+		get: func(c *Config) string { return *field(c) },
+		set: func(c *Config, v []string) error { *field(c) = v[0]; return nil }}
+}
+
+func enumParam(name string, mutable bool, values []string, field func(*Config) *string) param {
+	return param{name: name, mutable: mutable,
+		get: func(c *Config) string { return *field(c) },
+		set: func(c *Config, v []string) error {
+			s := strings.ToLower(v[0])
+			if !slices.Contains(values, s) {
+				return fmt.Errorf("argument(s) must be one of the following: %s", strings.Join(values, ", "))
+			}
+			*field(c) = s
+			return nil
+		}}
+}
+
+func boolParam(name string, mutable bool, field func(*Config) *bool) param {
+	return param{name: name, mutable: mutable,
+		get: func(c *Config) string {
+			if *field(c) {
+				return "yes"
+			}
+			return "no"
+		},
+		set: func(c *Config, v []string) error {
+			switch strings.ToLower(v[0]) {
+			case "yes":
+				*field(c) = true
+			case "no":
+				*field(c) = false
+			default:
+				return errors.New("argument must be 'yes' or 'no'")
+			}
+			return nil
+		}}
+}
+
+func intParam(name string, mutable bool, lo, hi int, field func(*Config) *int) param {
+	return param{name: name, mutable: mutable,
+		get: func(c *Config) string { return strconv.Itoa(*field(c)) },
+		set: func(c *Config, v []string) error {
+			n, err := strconv.ParseInt(v[0], 10, 64)
+			if err != nil {
+				return errors.New("argument couldn't be parsed into an integer")
+			}
+			if n < int64(lo) || n > int64(hi) {
+				return fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+			}
+			*field(c) = int(n)
+			return nil
+		}}
+}
+
+func int64Param(name string, mutable bool, lo, hi int64, field func(*Config) *int64) param {
+	return param{name: name, mutable: mutable,
+		get: func(c *Config) string { return strconv.FormatInt(*field(c), 10) },
+		set: func(c *Config, v []string) error {
+			n, err := strconv.ParseInt(v[0], 10, 64)
+			if err != nil || n < lo || n > hi {
+				return errors.New("argument couldn't be parsed into an integer")
+			}
+			*field(c) = n
+			return nil
+		}}
+}
+
+// memParam is a byte size that accepts Redis's units (1k = 1000,
+// 1kb = 1024, likewise m/mb and g/gb).
+func memParam(name string, mutable bool, lo int64, field func(*Config) *int64) param {
+	return param{name: name, mutable: mutable,
+		get: func(c *Config) string { return strconv.FormatInt(*field(c), 10) },
+		set: func(c *Config, v []string) error {
+			n, ok := ParseMemory(v[0])
+			if !ok {
+				return errors.New("argument must be a memory value")
+			}
+			if n < lo {
+				return fmt.Errorf("argument must be a memory value of at least %d bytes", lo)
+			}
+			*field(c) = n
+			return nil
+		}}
+}
+
+// ParseMemory parses "100", "10k", "10kb", "5mb", "1gb" into bytes.
+func ParseMemory(s string) (int64, bool) {
+	s = strings.ToLower(s)
+	units := []struct {
+		suffix string
+		mul    int64
+	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"b", 1}}
+	mul := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mul = strings.TrimSuffix(s, u.suffix), u.mul
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mul {
+		return 0, false
+	}
+	return n * mul, true
+}
+
+// ParamNames lists every configuration directive, for command-line flags.
+func ParamNames() []string {
+	out := make([]string, len(params))
+	for i, p := range params {
+		out[i] = p.name
+	}
+	return out
+}

@@ -1,0 +1,190 @@
+package server
+
+import (
+	"container/list"
+	"hash/maphash"
+	"strings"
+
+	"github.com/google/btree"
+)
+
+// Object is one value in the keyspace.
+type Object struct {
+	value    any   // []byte: string; *listpack.Quicklist: list
+	expireAt int64 // unix ms; 0 = no expiry. Mirrored in DB.expires.
+	access   int64 // last access, unix ms (OBJECT IDLETIME)
+	rawStr   bool  // a string changed in place (APPEND): encoding "raw"
+}
+
+// DB is one numbered database: a map from key to object, plus what
+// serves SCAN, expiry, blocking and WATCH.
+//
+// SCAN's cursor is a position in hash order: every key also sits in an
+// ordered index keyed by (hash, key), and a cursor is the hash to resume
+// from. Keys never move in that order, so every key present for the whole
+// scan is returned, and returned once.
+type DB struct {
+	index    int
+	keys     map[string]*Object
+	expires  map[string]int64 // keys with a TTL, for active expiry
+	order    *btree.BTreeG[scanEntry]
+	seed     maphash.Seed
+	waiters  map[string]*list.List // blocked clients per key, FIFO
+	readySet map[string]struct{}   // keys already in Server.ready
+	watchers map[string][]*Client  // WATCHing clients per key
+}
+
+type scanEntry struct {
+	hash uint64
+	key  string
+}
+
+func scanLess(a, b scanEntry) bool {
+	if a.hash != b.hash {
+		return a.hash < b.hash
+	}
+	return a.key < b.key
+}
+
+func newDB(index int) *DB {
+	db := &DB{index: index, seed: maphash.MakeSeed()}
+	db.reset()
+	db.waiters = make(map[string]*list.List)
+	db.readySet = make(map[string]struct{})
+	db.watchers = make(map[string][]*Client)
+	return db
+}
+
+// reset empties the keyspace (FLUSHDB); waiters and watchers stay.
+func (db *DB) reset() {
+	db.keys = make(map[string]*Object)
+	db.expires = make(map[string]int64)
+	db.order = btree.NewG(32, scanLess)
+}
+
+func (db *DB) hash(key string) uint64 { return maphash.String(db.seed, key) }
+
+// Len is the number of keys, counting expired ones not yet removed.
+func (db *DB) Len() int { return len(db.keys) }
+
+// insert adds a key that does not exist. Lock should be held.
+func (db *DB) insert(key string, o *Object) {
+	db.keys[key] = o
+	db.order.ReplaceOrInsert(scanEntry{db.hash(key), key})
+	if o.expireAt != 0 {
+		db.expires[key] = o.expireAt
+	}
+}
+
+// remove deletes key if present and returns its object. Lock should be
+// held.
+func (db *DB) remove(key string) *Object {
+	o := db.keys[key]
+	if o == nil {
+		return nil
+	}
+	delete(db.keys, key)
+	db.order.Delete(scanEntry{db.hash(key), key})
+	if o.expireAt != 0 {
+		delete(db.expires, key)
+	}
+	return o
+}
+
+// setExpire sets or clears (at == 0) o's expiry. Lock should be held.
+func (db *DB) setExpire(key string, o *Object, at int64) {
+	o.expireAt = at
+	if at == 0 {
+		delete(db.expires, key)
+	} else {
+		db.expires[key] = at
+	}
+}
+
+// lookup returns key's object, or nil if it does not exist or has expired
+// by x.now. An expired key found here is deleted (and, live, the deletion
+// is logged as a DEL, so replay agrees). Lock should be held.
+func (x *Ctx) lookup(key []byte) *Object {
+	o := x.db.keys[string(key)]
+	if o == nil {
+		return nil
+	}
+	if o.expireAt != 0 && o.expireAt <= x.now {
+		x.s.expireKey(x.db, string(key), x.now, x.replay)
+		return nil
+	}
+	if x.c == nil || !x.c.noTouch {
+		o.access = x.now
+	}
+	return o
+}
+
+// exists reports whether key exists at x.now without touching it.
+func (x *Ctx) exists(key []byte) bool {
+	o := x.db.keys[string(key)]
+	return o != nil && (o.expireAt == 0 || o.expireAt > x.now)
+}
+
+// setKey stores o at key, replacing any value and its TTL. Lock should be
+// held.
+func (x *Ctx) setKey(key []byte, o *Object) {
+	k := string(key)
+	x.db.remove(k)
+	o.access = x.now
+	x.db.insert(k, o)
+	x.modified(key)
+	x.signalReady(key)
+}
+
+// deleteKey removes key; it reports whether it existed (and had not
+// expired). Lock should be held.
+func (x *Ctx) deleteKey(key []byte) bool {
+	if x.lookup(key) == nil {
+		return false
+	}
+	x.db.remove(string(key))
+	x.modified(key)
+	return true
+}
+
+// expireKey deletes a key whose time has passed. Live, the deletion is
+// logged as a DEL record; during replay the log already holds it. Lock
+// should be held.
+func (s *Server) expireKey(db *DB, key string, now int64, replay bool) {
+	db.remove(key)
+	s.stats.expiredKeys++
+	s.touchWatchedByExpiry(db, key)
+	if !replay {
+		s.logDirect(db.index, now, []byte("DEL"), []byte(key))
+	}
+}
+
+// activeExpire samples keys with a TTL and deletes the expired ones, as
+// Redis's active expire cycle does, so memory is reclaimed even for keys
+// nobody reads. It repeats while many samples were expired, within a
+// bounded effort. Lock should be held.
+func (s *Server) activeExpire() {
+	const sample, rounds = 20, 16
+	now := s.now()
+	for _, db := range s.dbs {
+		for r := 0; r < rounds && len(db.expires) > 0; r++ {
+			expired, seen := 0, 0
+			for key, at := range db.expires { // map order is random: a sample
+				if seen++; seen > sample {
+					break
+				}
+				if at <= now {
+					s.expireKey(db, key, now, false)
+					expired++
+				}
+			}
+			if expired < sample/4 {
+				break
+			}
+		}
+	}
+	s.commit()
+}
+
+// matchType compares a SCAN TYPE filter with o's type.
+func matchType(o *Object, want string) bool { return strings.EqualFold(typeName(o), want) }

@@ -1,0 +1,173 @@
+package server
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/redstream/redstream/resp"
+)
+
+// lookupCommand finds the command argv names (the subcommand, for a
+// container such as CLIENT) and checks its arity. When there is no such
+// command, or the arity is wrong, it returns nil and Redis's error text.
+func (s *Server) lookupCommand(argv [][]byte) (*Command, string) {
+	cmd := s.commands[string(lowerName(argv[0]))]
+	if cmd == nil {
+		return nil, resp.UnknownCommand(argv)
+	}
+	if cmd.Sub != nil && len(argv) >= 2 {
+		sub := cmd.Sub[string(lowerName(argv[1]))]
+		if sub == nil {
+			return nil, resp.UnknownSubcommand(cmd.Name, argv[1])
+		}
+		cmd = sub
+	}
+	n := len(argv)
+	if (cmd.Arity > 0 && cmd.Arity != n) || n < -cmd.Arity {
+		return nil, resp.WrongArity(cmd.Name)
+	}
+	return cmd, ""
+}
+
+// lowerName lower-cases a command name into a small buffer, so the table
+// lookup does not allocate.
+func lowerName(b []byte) []byte {
+	if len(b) > 32 {
+		return bytes.ToLower(b)
+	}
+	var buf [32]byte
+	out := buf[:len(b)]
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// isTxControl reports commands that run at once even inside MULTI.
+func isTxControl(cmd *Command) bool {
+	switch cmd.Name {
+	case "exec", "discard", "multi", "watch", "quit", "reset":
+		return true
+	}
+	return false
+}
+
+// process runs one request from c: the checks Redis's processCommand
+// makes, then MULTI queueing or execution, then service of the clients the
+// command unblocked. Lock should be held; the caller commits the log.
+func (c *Client) process(argv [][]byte) {
+	s := c.s
+	if isHTTPProbe(argv[0]) {
+		s.logger.Warn("possible cross-protocol attack: closing a client that sent an HTTP request", "addr", c.raddr)
+		c.quit = true
+		return
+	}
+	cmd, errText := s.lookupCommand(argv)
+	start := time.Now() // one clock read serves the record time, idle time and stats
+	c.lastInteraction = start
+	if cmd == nil {
+		c.reject(errText)
+		return
+	}
+	c.lastCmd = cmd
+	switch {
+	case s.cfg.RequirePass != "" && !c.authed && cmd.Flags&FlagNoAuth == 0:
+		c.reject(resp.ErrNoAuth)
+		cmd.stat.rejected++
+		return
+	case c.multi != nil && cmd.Flags&FlagNoMulti != 0:
+		c.reject("ERR Command not allowed inside a transaction")
+		cmd.stat.rejected++
+		return
+	case c.multi != nil && !isTxControl(cmd):
+		c.multi.queue(cmd, argv)
+		c.reply().Status("QUEUED")
+		return
+	}
+	mark := c.out.Mark()
+	skip := cmd.Name != "client|reply" && c.beginReplyMode()
+	x := c.newCtx(cmd, argv, start)
+	s.execute(x, start)
+	if skip {
+		c.out.Truncate(mark)
+	}
+	if x.blockKeys != nil {
+		s.blockClient(c, x)
+	}
+	s.serveReady()
+}
+
+// beginReplyMode reports whether the reply of the command about to run
+// must be dropped (CLIENT REPLY OFF or SKIP). Lock should be held.
+func (c *Client) beginReplyMode() bool {
+	switch c.replyMode {
+	case replyOff:
+		return true
+	case replySkipNext:
+		c.replyMode = replySkipThis
+		return true
+	case replySkipThis:
+		c.replyMode = replyOn
+	}
+	return false
+}
+
+// reject answers a request that failed the checks; inside MULTI it also
+// dooms the transaction (EXECABORT), as in Redis. Lock should be held.
+func (c *Client) reject(msg string) {
+	if c.multi != nil {
+		c.multi.aborted = true
+	}
+	c.s.stats.errorReplies++
+	c.reply().Error(msg)
+}
+
+// newCtx prepares c's reusable context for one command. Lock should be
+// held.
+func (c *Client) newCtx(cmd *Command, argv [][]byte, start time.Time) *Ctx {
+	x := &c.ctx
+	*x = Ctx{s: c.s, c: c, w: c.reply(), db: c.s.dbs[c.db], argv: argv, cmd: cmd, now: c.s.nowFrom(start)}
+	return x
+}
+
+// execute runs a command's handler, queues its write for the log and
+// keeps the statistics. Every command — live, in EXEC, re-run for a
+// blocked client, or replayed — runs through here. Lock should be held.
+func (s *Server) execute(x *Ctx, start time.Time) {
+	mark := x.w.Mark()
+	x.cmd.Run(x)
+	if x.cmd.Flags&FlagWrite != 0 {
+		s.propagate(x)
+	}
+	if x.replay || x.stillBlocked {
+		return
+	}
+	elapsed := time.Since(start)
+	st := &x.cmd.stat
+	st.calls++
+	st.usec += elapsed.Microseconds()
+	if out := x.w.Bytes(); len(out) > mark && out[mark] == '-' {
+		st.failed++
+		s.stats.errorReplies++
+	}
+	s.stats.commands++
+	s.slowlog.record(s, x, elapsed)
+}
+
+// chainWaits combines two durability waits; records become durable in
+// order, so waiting for the later one suffices when both exist.
+func chainWaits(prev, next func() error) func() error {
+	if next == nil {
+		return prev
+	}
+	return next
+}
+
+// isHTTPProbe catches a browser or script speaking HTTP to the port (a
+// cross-protocol attack); Redis drops such clients.
+func isHTTPProbe(name []byte) bool {
+	return bytes.EqualFold(name, []byte("host:")) || bytes.EqualFold(name, []byte("post"))
+}

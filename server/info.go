@@ -1,0 +1,274 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// infoSections are INFO's sections in Redis's order; "default" prints the
+// ones marked.
+var infoSections = []struct {
+	name    string
+	dflt    bool
+	printer func(s *Server, b *strings.Builder)
+}{
+	{"server", true, infoServer},
+	{"clients", true, infoClients},
+	{"memory", true, infoMemory},
+	{"persistence", true, infoPersistence},
+	{"stats", true, infoStats},
+	{"replication", true, infoReplication},
+	{"cpu", true, infoCPU},
+	{"modules", true, func(*Server, *strings.Builder) {}},
+	{"commandstats", false, infoCommandstats},
+	{"errorstats", true, infoErrorstats},
+	{"cluster", true, func(_ *Server, b *strings.Builder) { b.WriteString("cluster_enabled:0\r\n") }},
+	{"keyspace", true, infoKeyspace},
+}
+
+func infoCommand(x *Ctx) {
+	want := map[string]bool{}
+	all, dflt := false, len(x.argv) == 1
+	for _, a := range x.argv[1:] {
+		switch s := strings.ToLower(string(a)); s {
+		case "all", "everything":
+			all = true
+		case "default":
+			dflt = true
+		default:
+			want[s] = true
+		}
+	}
+	var b strings.Builder
+	for _, sec := range infoSections {
+		if !all && !want[sec.name] && !(dflt && sec.dflt) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		title := strings.ToUpper(sec.name[:1]) + sec.name[1:]
+		if sec.name == "cpu" {
+			title = "CPU"
+		}
+		b.WriteString("# " + title + "\r\n")
+		sec.printer(x.s, &b)
+	}
+	x.w.Verbatim(b.String())
+}
+
+func field(b *strings.Builder, name string, v any) {
+	fmt.Fprintf(b, "%s:%v\r\n", name, v)
+}
+
+func infoServer(s *Server, b *strings.Builder) {
+	now := time.Now()
+	up := now.Sub(s.started)
+	exe, _ := os.Executable()
+	field(b, "redis_version", RedisVersion)
+	field(b, "redstream_version", Version)
+	field(b, "redis_git_sha1", "00000000")
+	field(b, "redis_git_dirty", 0)
+	field(b, "redis_mode", "standalone")
+	field(b, "os", runtime.GOOS+" "+runtime.GOARCH)
+	field(b, "arch_bits", strconv.IntSize)
+	field(b, "multiplexing_api", "go-netpoll")
+	field(b, "go_version", runtime.Version())
+	field(b, "process_id", os.Getpid())
+	field(b, "process_supervised", "no")
+	field(b, "run_id", s.runID)
+	field(b, "tcp_port", s.cfg.Port)
+	field(b, "server_time_usec", now.UnixMicro())
+	field(b, "uptime_in_seconds", int64(up.Seconds()))
+	field(b, "uptime_in_days", int64(up.Hours()/24))
+	field(b, "hz", s.cfg.Hz)
+	field(b, "configured_hz", s.cfg.Hz)
+	field(b, "lru_clock", now.Unix()&(1<<24-1))
+	field(b, "executable", exe)
+	field(b, "config_file", s.configFile)
+	field(b, "io_threads_active", 0)
+	for i, ln := range s.listeners {
+		field(b, fmt.Sprintf("listener%d", i), "name="+ln.Addr().Network()+",bind="+ln.Addr().String())
+	}
+}
+
+func infoClients(s *Server, b *strings.Builder) {
+	watching, watchedKeys, blockingKeys := 0, 0, 0
+	for _, c := range s.clients {
+		if len(c.watching) > 0 {
+			watching++
+		}
+	}
+	for _, db := range s.dbs {
+		watchedKeys += len(db.watchers)
+		blockingKeys += len(db.waiters)
+	}
+	field(b, "connected_clients", len(s.clients))
+	field(b, "cluster_connections", 0)
+	field(b, "maxclients", s.cfg.MaxClients)
+	field(b, "client_recent_max_input_buffer", 0)
+	field(b, "client_recent_max_output_buffer", 0)
+	field(b, "blocked_clients", s.stats.blockedClients)
+	field(b, "tracking_clients", 0)
+	field(b, "pubsub_clients", 0)
+	field(b, "watching_clients", watching)
+	field(b, "clients_in_timeout_table", s.stats.blockedClients)
+	field(b, "total_watched_keys", watchedKeys)
+	field(b, "total_blocking_keys", blockingKeys)
+	field(b, "total_blocking_keys_on_nokey", 0)
+}
+
+func infoMemory(s *Server, b *strings.Builder) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rss := processRSS()
+	used := int64(ms.HeapInuse + ms.StackInuse)
+	field(b, "used_memory", used)
+	field(b, "used_memory_human", humanBytes(used))
+	field(b, "used_memory_rss", rss)
+	field(b, "used_memory_rss_human", humanBytes(rss))
+	field(b, "used_memory_peak", int64(ms.HeapSys))
+	field(b, "used_memory_peak_human", humanBytes(int64(ms.HeapSys)))
+	field(b, "used_memory_dataset", int64(ms.HeapAlloc))
+	field(b, "total_system_memory", totalSystemMemory())
+	field(b, "total_system_memory_human", humanBytes(totalSystemMemory()))
+	field(b, "maxmemory", s.cfg.MaxMemory)
+	field(b, "maxmemory_human", humanBytes(s.cfg.MaxMemory))
+	field(b, "maxmemory_policy", s.cfg.MaxMemoryPolicy)
+	if used > 0 {
+		field(b, "mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(used)))
+	}
+	field(b, "mem_allocator", "go-"+runtime.Version())
+	field(b, "gc_cycles", ms.NumGC)
+	field(b, "lazyfree_pending_objects", 0)
+}
+
+func infoPersistence(s *Server, b *strings.Builder) {
+	field(b, "loading", 0)
+	field(b, "async_loading", 0)
+	field(b, "rdb_changes_since_last_save", s.stats.dirty)
+	field(b, "rdb_bgsave_in_progress", 0)
+	field(b, "rdb_last_save_time", s.started.Unix())
+	field(b, "rdb_last_bgsave_status", "ok")
+	field(b, "aof_enabled", 0)
+	field(b, "aof_rewrite_in_progress", 0)
+	field(b, "aof_last_write_status", "ok")
+}
+
+func infoStats(s *Server, b *strings.Builder) {
+	st := &s.stats
+	field(b, "total_connections_received", st.connections)
+	field(b, "total_commands_processed", st.commands)
+	field(b, "instantaneous_ops_per_sec", st.opsPerSec())
+	field(b, "total_net_input_bytes", st.netIn.Load())
+	field(b, "total_net_output_bytes", st.netOut.Load())
+	field(b, "rejected_connections", st.rejectedConns)
+	field(b, "expired_keys", st.expiredKeys)
+	field(b, "evicted_keys", 0)
+	field(b, "keyspace_hits", st.keyspaceHits)
+	field(b, "keyspace_misses", st.keyspaceMisses)
+	field(b, "pubsub_channels", 0)
+	field(b, "pubsub_patterns", 0)
+	field(b, "total_error_replies", st.errorReplies)
+	field(b, "total_blocking_keys", 0)
+}
+
+func infoReplication(s *Server, b *strings.Builder) {
+	field(b, "role", "master")
+	field(b, "connected_slaves", 0)
+	field(b, "master_failover_state", "no-failover")
+	field(b, "master_replid", s.runID)
+	field(b, "master_repl_offset", 0)
+	field(b, "second_repl_offset", -1)
+	field(b, "repl_backlog_active", 0)
+}
+
+func infoCPU(s *Server, b *strings.Builder) {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	secs := func(tv syscall.Timeval) string {
+		return fmt.Sprintf("%d.%06d", tv.Sec, tv.Usec)
+	}
+	field(b, "used_cpu_sys", secs(ru.Stime))
+	field(b, "used_cpu_user", secs(ru.Utime))
+	field(b, "used_cpu_sys_children", "0.000000")
+	field(b, "used_cpu_user_children", "0.000000")
+}
+
+func infoCommandstats(s *Server, b *strings.Builder) {
+	var cmds []*Command
+	for _, c := range sortedCommands(s.commands) {
+		cmds = append(cmds, c)
+		cmds = append(cmds, c.sortedSubs()...)
+	}
+	for _, c := range cmds {
+		st := c.stat
+		if st.calls == 0 && st.rejected == 0 && st.failed == 0 {
+			continue
+		}
+		per := 0.0
+		if st.calls > 0 {
+			per = float64(st.usec) / float64(st.calls)
+		}
+		fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d\r\n",
+			c.Name, st.calls, st.usec, per, st.rejected, st.failed)
+	}
+}
+
+func infoErrorstats(s *Server, b *strings.Builder) {
+	if s.stats.errorReplies > 0 {
+		fmt.Fprintf(b, "errorstat_ERR:count=%d\r\n", s.stats.errorReplies)
+	}
+}
+
+func infoKeyspace(s *Server, b *strings.Builder) {
+	for _, db := range s.dbs {
+		if db.Len() == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=0,subexpiry=0\r\n", db.index, db.Len(), len(db.expires))
+	}
+}
+
+// processRSS reads the resident set size from /proc (0 where there is
+// none).
+func processRSS() int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(fields[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+func totalSystemMemory() int64 {
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil {
+		return 0
+	}
+	return int64(si.Totalram) * int64(si.Unit)
+}
+
+// humanBytes formats n as Redis's *_human fields do (1.50M, 12.00K).
+func humanBytes(n int64) string {
+	units := []string{"B", "K", "M", "G", "T", "P"}
+	f := float64(n)
+	i := 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%dB", n)
+	}
+	return fmt.Sprintf("%.2f%s", f, units[i])
+}

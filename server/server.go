@@ -1,0 +1,284 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redstream/redstream/resp"
+)
+
+// Version is redstream's own version, printed in the banner and INFO.
+var Version = "0.1.0"
+
+// RedisVersion is the Redis version whose behaviour redstream offers.
+// Clients read it from HELLO and INFO to decide which commands to use.
+const RedisVersion = "7.4.0"
+
+// Options are the parts cli plugs in; all are optional.
+type Options struct {
+	Logger     *slog.Logger
+	Log        Log    // where applied writes go to become durable; nil: none
+	ConfigFile string // shown in INFO and the banner
+}
+
+// Server is a redstream server: its keyspace, its clients and listeners.
+type Server struct {
+	// mu is the keyspace lock. Every field below it is guarded by mu
+	// unless its comment says otherwise. See locking.md for the order.
+	mu sync.Mutex
+
+	cfg        Config
+	dbs        []*DB
+	clients    map[int64]*Client
+	log        Log
+	lastTime   int64      // newest record time handed out (ms); keeps time monotonic
+	pending    []Record   // records of the command being executed, logged at commit
+	ready      []readyKey // keys a write may have made servable to blocked clients
+	served     []*Client  // blocked clients served by the current command
+	replayW    resp.Writer
+	stats      stats
+	slowlog    slowlog
+	commands   map[string]*Command
+	shutdownBy chan string // receives why the server should stop (SHUTDOWN)
+
+	// Not guarded by mu.
+	logger     *slog.Logger
+	configFile string
+	runID      string
+	started    time.Time
+	nextID     atomic.Int64
+	nClients   atomic.Int64 // connected clients, for maxclients
+	listeners  []net.Listener
+	conns      sync.WaitGroup
+	closing    atomic.Bool
+	closeOnce  sync.Once
+	cronDone   chan struct{}
+	limits     atomic.Pointer[connLimits]
+}
+
+// connLimits are the settings connection goroutines read without the lock.
+type connLimits struct {
+	idleTimeout time.Duration
+	reader      resp.Limits
+}
+
+// New returns a server with cfg; Listen and Serve start it.
+func New(cfg Config, opts Options) (*Server, error) {
+	if cfg.Databases < 1 {
+		return nil, fmt.Errorf("server: databases must be at least 1, got %d", cfg.Databases)
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	s := &Server{
+		cfg:        cfg,
+		clients:    make(map[int64]*Client),
+		log:        opts.Log,
+		commands:   commandTable(),
+		shutdownBy: make(chan string, 1),
+		logger:     logger,
+		configFile: opts.ConfigFile,
+		runID:      newRunID(),
+		started:    time.Now(),
+		cronDone:   make(chan struct{}),
+	}
+	s.dbs = make([]*DB, cfg.Databases)
+	for i := range s.dbs {
+		s.dbs[i] = newDB(i)
+	}
+	s.slowlog.init()
+	s.applyConfig()
+	return s, nil
+}
+
+func newRunID() string {
+	var b [20]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// applyConfig publishes the settings connection goroutines read without
+// the lock. Lock should be held (or the server not yet started).
+func (s *Server) applyConfig() {
+	s.limits.Store(&connLimits{
+		idleTimeout: time.Duration(s.cfg.Timeout) * time.Second,
+		reader: resp.Limits{
+			MaxBulkLen:  s.cfg.ProtoMaxBulkLen,
+			MaxQueryBuf: int(min(s.cfg.ClientQueryBufferLimit, int64(^uint(0)>>1))),
+		},
+	})
+}
+
+// Listen opens the configured TCP and unix listeners. A bind address
+// prefixed with '-' is skipped when it cannot be bound (e.g. no IPv6).
+func (s *Server) Listen() error {
+	for _, addr := range s.cfg.Bind {
+		optional := strings.HasPrefix(addr, "-")
+		addr = strings.TrimPrefix(addr, "-")
+		ln, err := net.Listen("tcp", net.JoinHostPort(addr, fmt.Sprint(s.cfg.Port)))
+		if err != nil {
+			if optional {
+				continue
+			}
+			s.closeListeners()
+			return fmt.Errorf("server: listen on %s:%d: %w", addr, s.cfg.Port, err)
+		}
+		s.listeners = append(s.listeners, ln)
+		if s.cfg.Port == 0 {
+			s.cfg.Port = ln.Addr().(*net.TCPAddr).Port // the other addresses share it
+		}
+	}
+	if s.cfg.UnixSocket != "" {
+		_ = os.Remove(s.cfg.UnixSocket)
+		ln, err := net.Listen("unix", s.cfg.UnixSocket)
+		if err != nil {
+			s.closeListeners()
+			return fmt.Errorf("server: listen on unix socket %s: %w", s.cfg.UnixSocket, err)
+		}
+		_ = os.Chmod(s.cfg.UnixSocket, os.FileMode(s.cfg.UnixSocketPerm))
+		s.listeners = append(s.listeners, ln)
+	}
+	if len(s.listeners) == 0 {
+		return errors.New("server: no address to listen on (bind and unixsocket are both empty)")
+	}
+	return nil
+}
+
+// Addrs returns the addresses the server listens on.
+func (s *Server) Addrs() []net.Addr {
+	var out []net.Addr
+	for _, ln := range s.listeners {
+		out = append(out, ln.Addr())
+	}
+	return out
+}
+
+// Serve accepts connections on every listener and runs the background
+// cron until Close. It returns nil after a clean Close.
+func (s *Server) Serve() error {
+	go s.cron()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(s.listeners))
+	for _, ln := range s.listeners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- s.acceptLoop(ln)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil && !s.closing.Load() {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Server) acceptLoop(ln net.Listener) error {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if s.closing.Load() {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond) // out of descriptors: back off
+				continue
+			}
+			return err
+		}
+		s.conns.Add(1)
+		go func() {
+			defer s.conns.Done()
+			s.handleConn(conn)
+		}()
+	}
+}
+
+// ShutdownRequested receives a reason when a client sent SHUTDOWN; the
+// owner then calls Close.
+func (s *Server) ShutdownRequested() <-chan string { return s.shutdownBy }
+
+// Close stops accepting, disconnects every client, waits for their
+// goroutines and stops the cron. It is safe to call more than once.
+func (s *Server) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		s.closing.Store(true)
+		s.closeListeners()
+		s.mu.Lock()
+		for _, c := range s.clients {
+			c.conn.Close()
+		}
+		s.mu.Unlock()
+		<-s.cronDone
+	})
+	done := make(chan struct{})
+	go func() { s.conns.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Server) closeListeners() {
+	for _, ln := range s.listeners {
+		ln.Close()
+	}
+	if s.cfg.UnixSocket != "" {
+		_ = os.Remove(s.cfg.UnixSocket)
+	}
+}
+
+// cron runs Redis's periodic jobs — active expiry, stats sampling — hz
+// times a second until Close.
+func (s *Server) cron() {
+	defer close(s.cronDone)
+	s.mu.Lock()
+	hz := s.cfg.Hz
+	s.mu.Unlock()
+	t := time.NewTicker(time.Second / time.Duration(hz))
+	defer t.Stop()
+	for range t.C {
+		if s.closing.Load() {
+			return
+		}
+		s.mu.Lock()
+		s.activeExpire()
+		s.stats.sample()
+		if s.cfg.Hz != hz {
+			hz = s.cfg.Hz
+			t.Reset(time.Second / time.Duration(hz))
+		}
+		s.mu.Unlock()
+	}
+}
+
+// now returns the time for the next record in ms: the wall clock, but
+// never earlier than a time already handed out. Lock should be held.
+func (s *Server) now() int64 { return s.nowFrom(time.Now()) }
+
+// nowFrom is now for a clock reading the caller already has.
+func (s *Server) nowFrom(wall time.Time) int64 {
+	t := wall.UnixMilli()
+	if t < s.lastTime {
+		return s.lastTime
+	}
+	s.lastTime = t
+	return t
+}

@@ -1,0 +1,70 @@
+package server
+
+import (
+	"sort"
+	"sync/atomic"
+	"time"
+)
+
+// stats are the counters INFO reports. Guarded by the keyspace lock,
+// except the byte counters that connection goroutines add to.
+type stats struct {
+	connections    int64
+	rejectedConns  int64
+	commands       int64
+	expiredKeys    int64
+	keyspaceHits   int64
+	keyspaceMisses int64
+	errorReplies   int64
+	blockedClients int64
+	dirty          int64 // writes since the last save
+	netIn, netOut  atomic.Int64
+
+	// instantaneous_ops_per_sec: commands per second over the last 16
+	// samples of the cron.
+	opsSamples [16]float64
+	opsIdx     int
+	lastOps    int64
+	lastSample time.Time
+}
+
+// sample records one instantaneous-ops measurement. Lock should be held.
+func (st *stats) sample() {
+	now := time.Now()
+	if !st.lastSample.IsZero() {
+		secs := now.Sub(st.lastSample).Seconds()
+		if secs > 0 {
+			st.opsSamples[st.opsIdx] = float64(st.commands-st.lastOps) / secs
+			st.opsIdx = (st.opsIdx + 1) % len(st.opsSamples)
+		}
+	}
+	st.lastSample, st.lastOps = now, st.commands
+}
+
+func (st *stats) opsPerSec() int64 {
+	var sum float64
+	for _, v := range st.opsSamples {
+		sum += v
+	}
+	return int64(sum / float64(len(st.opsSamples)))
+}
+
+// resetStats is CONFIG RESETSTAT. Lock should be held.
+func (s *Server) resetStats() {
+	st := &s.stats
+	st.connections, st.rejectedConns, st.commands = 0, 0, 0
+	st.expiredKeys, st.keyspaceHits, st.keyspaceMisses, st.errorReplies = 0, 0, 0, 0
+	st.netIn.Store(0)
+	st.netOut.Store(0)
+	for _, c := range s.commands {
+		c.stat = cmdStat{}
+		for _, sub := range c.Sub {
+			sub.stat = cmdStat{}
+		}
+	}
+	s.slowlog.reset()
+}
+
+func sortClients(cs []*Client) {
+	sort.Slice(cs, func(i, j int) bool { return cs[i].id < cs[j].id })
+}

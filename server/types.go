@@ -1,0 +1,117 @@
+package server
+
+import (
+	"github.com/redstream/redstream/listpack"
+	"github.com/redstream/redstream/resp"
+)
+
+// typeName is what TYPE answers for o.
+func typeName(o *Object) string {
+	switch o.value.(type) {
+	case []byte:
+		return "string"
+	case *listpack.Quicklist:
+		return "list"
+	}
+	return "none"
+}
+
+// encodingName is what OBJECT ENCODING answers for o.
+func (s *Server) encodingName(o *Object) string {
+	switch v := o.value.(type) {
+	case []byte:
+		switch {
+		case !o.rawStr && len(v) <= 20 && isCanonicalInt(v):
+			return "int"
+		case len(v) <= 44 && !o.rawStr:
+			return "embstr"
+		}
+		return "raw"
+	case *listpack.Quicklist:
+		if v.NodeCount() <= 1 {
+			return "listpack" // Redis's small-list encoding: one listpack
+		}
+		return "quicklist"
+	}
+	return "unknown"
+}
+
+func isCanonicalInt(b []byte) bool {
+	_, ok := resp.ParseInt(b)
+	return ok
+}
+
+// memoryUsage estimates the bytes key and o take, for MEMORY USAGE.
+func memoryUsage(key string, o *Object) int64 {
+	const objectOverhead = 16 + 48 // map entry + Object
+	n := int64(len(key) + objectOverhead)
+	switch v := o.value.(type) {
+	case []byte:
+		n += int64(cap(v))
+	case *listpack.Quicklist:
+		n += int64(v.Bytes())
+	}
+	return n
+}
+
+// str returns key's string value. ok is false (and WRONGTYPE answered)
+// when key holds another type; a missing key gives nil, true.
+func (x *Ctx) str(key []byte) (o *Object, v []byte, ok bool) {
+	o = x.lookup(key)
+	if o == nil {
+		x.countHit(false)
+		return nil, nil, true
+	}
+	x.countHit(true)
+	v, isStr := o.value.([]byte)
+	if !isStr {
+		x.error(resp.ErrWrongType)
+		return nil, nil, false
+	}
+	return o, v, true
+}
+
+// list returns key's list. ok is false (and WRONGTYPE answered) when key
+// holds another type; a missing key gives nil, true.
+func (x *Ctx) list(key []byte) (q *listpack.Quicklist, ok bool) {
+	o := x.lookup(key)
+	if o == nil {
+		x.countHit(false)
+		return nil, true
+	}
+	x.countHit(true)
+	q, isList := o.value.(*listpack.Quicklist)
+	if !isList {
+		x.error(resp.ErrWrongType)
+		return nil, false
+	}
+	return q, true
+}
+
+// countHit keeps INFO's keyspace_hits/misses for read lookups.
+func (x *Ctx) countHit(hit bool) {
+	if x.cmd == nil || x.cmd.Flags&FlagReadOnly == 0 {
+		return
+	}
+	if hit {
+		x.s.stats.keyspaceHits++
+	} else {
+		x.s.stats.keyspaceMisses++
+	}
+}
+
+// copyValue deep-copies a value for COPY.
+func copyValue(v any) any {
+	switch v := v.(type) {
+	case []byte:
+		return append([]byte(nil), v...)
+	case *listpack.Quicklist:
+		var nodes []listpack.Listpack
+		v.Nodes(func(lp listpack.Listpack) bool {
+			nodes = append(nodes, append(listpack.Listpack(nil), lp...))
+			return true
+		})
+		return listpack.QuicklistFromNodes(v.Fill(), nodes)
+	}
+	panic("server: copyValue of unknown type")
+}
