@@ -12,7 +12,7 @@ import (
 func (lp Listpack) splice(off, del, add int) Listpack {
 	old := len(lp)
 	n := old - del + add
-	if n > math.MaxUint32 {
+	if uint64(n) > math.MaxUint32 {
 		panic("listpack: would exceed 4 GiB, the format's limit")
 	}
 	if n > old {

@@ -140,6 +140,7 @@ type matcher struct {
 	isInt bool
 }
 
+// newMatcher prepares to compare entries with v.
 func newMatcher(v []byte) matcher {
 	n, isInt := parseInt(v)
 	return matcher{v: v, n: n, isInt: isInt}

@@ -21,6 +21,8 @@ func (q *Quicklist) PushTail(vs ...[]byte) {
 	}
 }
 
+// totalLen is the summed length of vs, the size Redis's encoding check
+// uses (raw lengths, not encoded sizes).
 func totalLen(vs [][]byte) int {
 	n := 0
 	for _, v := range vs {

@@ -214,3 +214,22 @@ func (w *Writer) Verbatim(s string) {
 
 // Raw appends bytes that are already encoded.
 func (w *Writer) Raw(b []byte) { w.buf = append(w.buf, b...) }
+
+// AppendCommand appends argv as a multibulk request, the form commands
+// take on the wire and in the append-only file.
+func AppendCommand(dst []byte, argv [][]byte) []byte {
+	dst = append(dst, '*')
+	dst = strconv.AppendInt(dst, int64(len(argv)), 10)
+	dst = append(dst, '\r', '\n')
+	for _, a := range argv {
+		dst = append(dst, '$')
+		dst = strconv.AppendInt(dst, int64(len(a)), 10)
+		dst = append(dst, '\r', '\n')
+		dst = append(dst, a...)
+		dst = append(dst, '\r', '\n')
+	}
+	return dst
+}
+
+// Encode returns argv as a multibulk request.
+func Encode(argv [][]byte) []byte { return AppendCommand(nil, argv) }

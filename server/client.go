@@ -78,22 +78,31 @@ func (s *Server) handleConn(conn net.Conn) {
 }
 
 // admit registers conn as a client, or refuses it with Redis's errors
-// when maxclients is reached or protected mode forbids it.
+// when maxclients is reached or protected mode forbids it. The refusal is
+// written after the lock is released: a slow peer must not stall others.
 func (s *Server) admit(conn net.Conn) *Client {
 	_, unix := conn.(*net.UnixConn)
 	c := &Client{s: s, conn: conn, unix: unix, created: time.Now(), rd: resp.NewReader(conn)}
 	c.raddr, c.laddr = addrString(conn.RemoteAddr(), unix), addrString(conn.LocalAddr(), unix)
+	if refusal := s.register(c); refusal != "" {
+		_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = conn.Write([]byte("-" + refusal + "\r\n"))
+		return nil
+	}
+	return c
+}
+
+// register adds c to the client table, or returns why it is refused.
+func (s *Server) register(c *Client) (refusal string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.clients) >= s.cfg.MaxClients {
 		s.stats.rejectedConns++
-		_, _ = conn.Write([]byte("-" + resp.ErrMaxClients + "\r\n"))
-		return nil
+		return resp.ErrMaxClients
 	}
-	if s.protectedModeRefuses(conn) {
+	if s.protectedModeRefuses(c.conn) {
 		s.stats.rejectedConns++
-		_, _ = conn.Write([]byte("-" + errProtectedMode + "\r\n"))
-		return nil
+		return errProtectedMode
 	}
 	c.id = s.nextID.Add(1)
 	c.authed = s.cfg.RequirePass == ""
@@ -101,7 +110,7 @@ func (s *Server) admit(conn net.Conn) *Client {
 	c.rd.RequireAuth = !c.authed
 	s.clients[c.id] = c
 	s.stats.connections++
-	return c
+	return ""
 }
 
 func addrString(a net.Addr, unix bool) string {

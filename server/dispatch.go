@@ -78,6 +78,11 @@ func (c *Client) process(argv [][]byte) {
 		c.reject(resp.ErrNoAuth)
 		cmd.stat.rejected++
 		return
+	case cmd.Flags&FlagDenyOOM != 0 && s.cfg.MaxMemory > 0 && s.stats.usedMemory > s.cfg.MaxMemory:
+		// noeviction: refuse what would grow memory, keep serving the rest.
+		c.reject("OOM command not allowed when used memory > 'maxmemory'.")
+		cmd.stat.rejected++
+		return
 	case c.multi != nil && cmd.Flags&FlagNoMulti != 0:
 		c.reject("ERR Command not allowed inside a transaction")
 		cmd.stat.rejected++

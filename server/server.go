@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -254,6 +255,7 @@ func (s *Server) cron() {
 	s.mu.Unlock()
 	t := time.NewTicker(time.Second / time.Duration(hz))
 	defer t.Stop()
+	var lastGC time.Time
 	for range t.C {
 		if s.closing.Load() {
 			return
@@ -261,11 +263,19 @@ func (s *Server) cron() {
 		s.mu.Lock()
 		s.activeExpire()
 		s.stats.sample()
+		over := s.cfg.MaxMemory > 0 && s.stats.usedMemory > s.cfg.MaxMemory
 		if s.cfg.Hz != hz {
 			hz = s.cfg.Hz
 			t.Reset(time.Second / time.Duration(hz))
 		}
 		s.mu.Unlock()
+		// Over maxmemory, writes are refused until the heap shrinks; an
+		// idle Go heap may not be collected for minutes, so collect now
+		// (at most once a second, without the lock) to see what was freed.
+		if over && time.Since(lastGC) > time.Second {
+			runtime.GC()
+			lastGC = time.Now()
+		}
 	}
 }
 

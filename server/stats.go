@@ -1,6 +1,7 @@
 package server
 
 import (
+	"runtime/metrics"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,7 @@ type stats struct {
 	errorReplies   int64
 	blockedClients int64
 	dirty          int64 // writes since the last save
+	usedMemory     int64 // live heap bytes, sampled by the cron (maxmemory)
 	netIn, netOut  atomic.Int64
 
 	// instantaneous_ops_per_sec: commands per second over the last 16
@@ -28,8 +30,16 @@ type stats struct {
 	lastSample time.Time
 }
 
-// sample records one instantaneous-ops measurement. Lock should be held.
+// heapSample reads the live heap size without stopping the world.
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+// sample records one instantaneous-ops measurement and the heap size.
+// Lock should be held.
 func (st *stats) sample() {
+	metrics.Read(heapSample)
+	if heapSample[0].Value.Kind() == metrics.KindUint64 {
+		st.usedMemory = int64(heapSample[0].Value.Uint64())
+	}
 	now := time.Now()
 	if !st.lastSample.IsZero() {
 		secs := now.Sub(st.lastSample).Seconds()

@@ -28,10 +28,7 @@ func (s *Server) encodingName(o *Object) string {
 		}
 		return "raw"
 	case *listpack.Quicklist:
-		if v.NodeCount() <= 1 {
-			return "listpack" // Redis's small-list encoding: one listpack
-		}
-		return "quicklist"
+		return v.Encoding()
 	}
 	return "unknown"
 }

@@ -1,0 +1,217 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redstream/redstream/listpack"
+	"github.com/redstream/redstream/resp"
+)
+
+// recordingLog keeps every record the server logs, as the AOF will.
+type recordingLog struct {
+	mu      sync.Mutex
+	records []Record
+	appends int
+}
+
+func (l *recordingLog) Append(recs []Record) func() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.appends++
+	for _, r := range recs {
+		l.records = append(l.records, Record{Time: r.Time, DB: r.DB, Argv: cloneArgv(r.Argv)})
+	}
+	return nil
+}
+
+// newTestServer returns a server that is not listening; connect serves
+// one in-process connection to it.
+func newTestServer(t testing.TB, log Log) *Server {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Dir = t.TempDir()
+	cfg.ProtectedMode = false // net.Pipe peers have no loopback address
+	s, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// pipeConn is an in-process client connection.
+type pipeConn struct {
+	t    testing.TB
+	conn net.Conn
+	r    *bufio.Reader
+	done chan struct{}
+}
+
+func connect(t testing.TB, s *Server) *pipeConn {
+	t.Helper()
+	client, srv := net.Pipe()
+	p := &pipeConn{t: t, conn: client, r: bufio.NewReader(client), done: make(chan struct{})}
+	go func() { s.handleConn(srv); close(p.done) }()
+	t.Cleanup(func() { client.Close(); <-p.done })
+	return p
+}
+
+// do sends a command and returns the raw reply line(s) of a simple reply
+// or the first line of an aggregate; tests here only need success/failure.
+func (p *pipeConn) do(args ...string) string {
+	p.t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := p.conn.Write([]byte(b.String())); err != nil {
+		p.t.Fatal(err)
+	}
+	return p.readReply()
+}
+
+func (p *pipeConn) readReply() string {
+	line, err := p.r.ReadString('\n')
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	switch line[0] {
+	case '$':
+		var n int
+		fmt.Sscanf(line[1:], "%d", &n)
+		if n >= 0 {
+			buf := make([]byte, n+2)
+			if _, err := io.ReadFull(p.r, buf); err != nil {
+				p.t.Fatal(err)
+			}
+			return line + string(buf)
+		}
+	case '*':
+		var n int
+		fmt.Sscanf(line[1:], "%d", &n)
+		out := line
+		for range max(n, 0) {
+			out += p.readReply()
+		}
+		return out
+	}
+	return line
+}
+
+// dump renders the whole keyspace deterministically.
+func dump(s *Server) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	for _, db := range s.dbs {
+		keys := make([]string, 0, len(db.keys))
+		for k := range db.keys {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			o := db.keys[k]
+			fmt.Fprintf(&b, "db%d %q exp=%d ", db.index, k, o.expireAt)
+			switch v := o.value.(type) {
+			case []byte:
+				fmt.Fprintf(&b, "string %q\n", v)
+			case *listpack.Quicklist:
+				b.WriteString("list [")
+				v.Iter(false, func(_ int, e []byte) bool { fmt.Fprintf(&b, "%q ", e); return true })
+				b.WriteString("]\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// TestReplayReproducesState runs a random mix of writes live, then applies
+// the logged records to an empty server: both keyspaces must be equal.
+// This is DESIGN principle 2, on which the AOF and Raft rely.
+func TestReplayReproducesState(t *testing.T) {
+	log := &recordingLog{}
+	live := newTestServer(t, log)
+	c := connect(t, live)
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys := []string{"a", "b", "c", "s", "n"}
+	for i := range 3000 {
+		k, k2 := keys[rng.IntN(len(keys))], keys[rng.IntN(len(keys))]
+		v := fmt.Sprint(rng.IntN(20))
+		cmds := [][]string{
+			{"RPUSH", k, v, v + "x"}, {"LPUSH", k, v}, {"LPOP", k}, {"RPOP", k, "2"},
+			{"LMOVE", k, k2, "LEFT", "RIGHT"}, {"LMOVEM", k, k2, "RIGHT", "LEFT", "COUNT", "3", "BULK"},
+			{"LREM", k, "0", v}, {"LTRIM", k, "1", "-2"}, {"LSET", k, "0", v}, {"LINSERT", k, "BEFORE", v, "ins"},
+			{"BLPOP", k, k2, "0.01"}, {"BLMOVE", k, k2, "RIGHT", "LEFT", "0.01"}, {"LMPOP", "2", k, k2, "LEFT", "COUNT", "2"},
+			{"SET", k, v, "PX", "5"}, {"SET", k, v}, {"INCR", "n"}, {"APPEND", "s", v}, {"DEL", k},
+			{"EXPIRE", k, "1"}, {"PEXPIRE", k, "3"}, {"PERSIST", k}, {"RENAME", k, k2}, {"COPY", k, k2, "REPLACE"},
+			{"SELECT", fmt.Sprint(rng.IntN(2))}, {"GETDEL", k}, {"GETEX", k, "PX", "4"}, {"FLUSHDB"},
+		}
+		cmd := cmds[rng.IntN(len(cmds))]
+		if cmd[0] == "FLUSHDB" && rng.IntN(20) != 0 {
+			continue
+		}
+		c.do(cmd...)
+		if i%500 == 0 {
+			time.Sleep(6 * time.Millisecond) // let some PX 5 keys expire by the clock, lazily and actively
+		}
+	}
+	replica := newTestServer(t, nil)
+	for _, rec := range log.records {
+		if err := replica.Apply(rec); err != nil {
+			t.Fatalf("apply %q: %v", rec.Argv, err)
+		}
+	}
+	// Compare at the time of the last record, so expiry judges both alike.
+	if got, want := dump(replica), dump(live); got != want {
+		t.Fatalf("replayed state differs from live state\nlive:\n%s\nreplayed:\n%s", want, got)
+	}
+	if len(log.records) == 0 {
+		t.Fatal("no records were logged")
+	}
+}
+
+// TestBlockedPopLogsNonBlockingForm checks that a served BLPOP is logged
+// as LPOP of the key it popped, so replay never blocks.
+func TestBlockedPopLogsNonBlockingForm(t *testing.T) {
+	log := &recordingLog{}
+	s := newTestServer(t, log)
+	waiter, pusher := connect(t, s), connect(t, s)
+	reply := make(chan string, 1)
+	go func() { reply <- waiter.do("BLPOP", "q1", "q2", "0") }()
+	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.stats.blockedClients == 1 })
+	pusher.do("RPUSH", "q2", "job")
+	if got := <-reply; got != "*2\r\n$2\r\nq2\r\n$3\r\njob\r\n" {
+		t.Fatalf("BLPOP reply %q", got)
+	}
+	var got []string
+	for _, r := range log.records {
+		got = append(got, string(resp.Encode(r.Argv)))
+	}
+	want := []string{string(resp.Encode([][]byte{[]byte("RPUSH"), []byte("q2"), []byte("job")})),
+		string(resp.Encode([][]byte{[]byte("LPOP"), []byte("q2")}))}
+	if !slices.Equal(got, want) {
+		t.Fatalf("logged %q, want %q", got, want)
+	}
+}
+
+// waitFor polls cond until it holds or 10 s pass.
+func waitFor(t testing.TB, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 10s")
+		}
+		time.Sleep(time.Millisecond) // polling server state that has no notification
+	}
+}

@@ -1,0 +1,55 @@
+// Package server serves the Redis protocol: connections, the command
+// table, the keyspace and every command's implementation.
+//
+// # A request's way through
+//
+//	conn goroutine                     keyspace lock held
+//	──────────────                     ──────────────────
+//	resp.Reader.Next ×N  (a pipeline)
+//	                      ──lock──▶    for each command:
+//	                                     lookupCommand, arity, auth, OOM,
+//	                                     MULTI queueing  (dispatch.go)
+//	                                     execute: handler(*Ctx) writes the
+//	                                       reply into the client's buffer;
+//	                                       a write queues Record{time,db,argv}
+//	                                     serveReady: re-run blocked clients
+//	                                       whose keys this made ready
+//	                                   commit: Log.Append(records) once
+//	                      ◀─unlock──
+//	wait(durable) ─▶ conn.Write(all replies)
+//
+// # One deterministic state machine
+//
+// Every write — live, inside EXEC, re-run for a blocked client, or
+// replayed from a log — runs through execute, and reads its clock from
+// the record's time (Ctx.now), never from the wall. A blocking command
+// that was served is logged as its non-blocking form (BLPOP k1 k2 → LPOP
+// k2), and an expired key found by a live read is deleted with a logged
+// DEL, so Apply(records) rebuilds exactly the state the live server had.
+//
+// # The keyspace
+//
+//	Server
+//	 └─ dbs[i] *DB
+//	     ├─ keys     map[string]*Object     ─▶ Object{value, expireAt, access}
+//	     │                                      value: []byte          string
+//	     │                                             *listpack.Quicklist list
+//	     ├─ expires  map[string]int64       keys with a TTL (active expiry samples it)
+//	     ├─ order    btree of (hash, key)   SCAN's cursor is a hash position
+//	     ├─ waiters  map[string]*list.List  blocked clients per key, FIFO
+//	     └─ watchers map[string][]*Client   WATCHing clients per key
+//
+// Values are compact: a list is a quicklist of listpack byte blocks in
+// Redis's own format, so the garbage collector sees one pointer per node of
+// about 8 KB, not one per element.
+//
+// # Blocking
+//
+// See blocking.go: a blocked client waits on a per-key FIFO; writes
+// signal their key; after each command the server re-runs, in arrival
+// order, the command of each client waiting on a ready key. The connection
+// goroutine of a blocked client keeps reading its socket, so a disconnect
+// is seen at once, and a waiter whose peer has closed is never served.
+//
+// Lock order is in locking.md.
+package server
