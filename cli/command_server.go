@@ -39,7 +39,8 @@ func runServer(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	logger, closeLog, err := newLogger(cfg, c.App.Writer)
+	level := new(slog.LevelVar)
+	logger, closeLog, err := newLogger(cfg, level, c.App.Writer)
 	if err != nil {
 		return err
 	}
@@ -47,7 +48,7 @@ func runServer(c *ucli.Context) error {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return fmt.Errorf("creating data directory: %w", err)
 	}
-	srv, err := server.New(cfg, server.Options{Logger: logger, ConfigFile: file})
+	srv, err := server.New(cfg, server.Options{Logger: logger, LogLevel: level, ConfigFile: file})
 	if err != nil {
 		return err
 	}
@@ -120,7 +121,7 @@ func buildConfig(c *ucli.Context) (server.Config, string, error) {
 
 // newLogger builds the structured logger: text lines on stdout, or in
 // logfile, at the configured level.
-func newLogger(cfg server.Config, stdout io.Writer) (*slog.Logger, func(), error) {
+func newLogger(cfg server.Config, level *slog.LevelVar, stdout io.Writer) (*slog.Logger, func(), error) {
 	out := stdout
 	closeFn := func() {}
 	if cfg.LogFile != "" {
@@ -130,19 +131,7 @@ func newLogger(cfg server.Config, stdout io.Writer) (*slog.Logger, func(), error
 		}
 		out, closeFn = f, func() { f.Close() }
 	}
-	h := slog.NewTextHandler(out, &slog.HandlerOptions{Level: logLevel(cfg.LogLevel)})
+	level.Set(server.LogLevel(cfg.LogLevel))
+	h := slog.NewTextHandler(out, &slog.HandlerOptions{Level: level})
 	return slog.New(h), closeFn, nil
-}
-
-// logLevel maps Redis's log levels onto slog's.
-func logLevel(name string) slog.Level {
-	switch name {
-	case "debug", "verbose":
-		return slog.LevelDebug
-	case "warning":
-		return slog.LevelWarn
-	case "nothing":
-		return slog.LevelError + 4
-	}
-	return slog.LevelInfo
 }

@@ -170,8 +170,8 @@ func (s *Server) rerun(c *Client) {
 	s.served = append(s.served, c)
 }
 
-// unblockByRequest ends c's wait for CLIENT UNBLOCK: with the command's
-// timeout reply, or with the UNBLOCKED error. Lock should be held.
+// unblockByRequest ends c's wait for CLIENT UNBLOCK: as a timeout, or
+// with the UNBLOCKED error. Lock should be held.
 func (s *Server) unblockByRequest(c *Client, withError bool) bool {
 	b := c.blocked
 	if b == nil || b.done {
@@ -181,7 +181,7 @@ func (s *Server) unblockByRequest(c *Client, withError bool) bool {
 	if withError {
 		c.out.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
 	} else {
-		b.cmd.timeoutReply(&c.out)
+		c.out.NullArray() // as a timeout: Redis answers a null array
 	}
 	c.wake()
 	return true

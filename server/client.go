@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/redstream/redstream/resp"
@@ -20,6 +21,7 @@ type Client struct {
 	laddr   string
 	unix    bool
 	created time.Time
+	qbuf    atomic.Int64 // unparsed input bytes, for CLIENT LIST
 
 	// Guarded by s.mu.
 	out             resp.Writer // replies not yet written to the connection
@@ -235,6 +237,7 @@ func (c *Client) readMore() error {
 	}
 	_ = c.conn.SetReadDeadline(deadline)
 	err := c.rd.Fill()
+	c.noteQueryBuffer()
 	if errors.Is(err, resp.ErrQueryBufferLimit) {
 		c.s.logger.Warn("closing client that reached max query buffer length", "addr", c.raddr, "limit", lim.reader.MaxQueryBuf)
 	}
@@ -325,19 +328,37 @@ func (c *Client) waitBlocked() bool {
 		_ = c.conn.SetReadDeadline(b.deadline)
 		s.mu.Unlock()
 		err := c.rd.Fill()
+		c.noteQueryBuffer()
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-			return false // removeClient unblocks it
+			// The peer closed or reset. If a write served us first, the
+			// element is ours: send the reply (a half-closed peer still
+			// reads it) rather than drop it. Otherwise removeClient
+			// unblocks us and nothing is taken.
+			s.mu.Lock()
+			served := b.done && !b.gone
+			if b.done {
+				c.blocked = nil
+			}
+			s.mu.Unlock()
+			if served {
+				c.flush()
+			}
+			return false
 		}
 		if err != nil {
 			s.mu.Lock()
 			if !b.done && !b.deadline.IsZero() && !time.Now().Before(b.deadline) {
 				s.unblock(c)
-				b.cmd.timeoutReply(&c.out)
+				c.out.NullArray() // Redis answers a timed-out wait with a null array
 			}
 			s.mu.Unlock()
 		}
 	}
 }
+
+// noteQueryBuffer publishes how many input bytes wait unparsed, for
+// CLIENT LIST's qbuf (read by other goroutines).
+func (c *Client) noteQueryBuffer() { c.qbuf.Store(int64(c.rd.Buffered())) }
 
 // wake interrupts the blocked client's read so it sees it was served or
 // released. Lock should be held.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,6 +63,10 @@ var listSpecs = []spec{
 		syntax: "source destination <LEFT | RIGHT> <LEFT | RIGHT> timeout [<COUNT count | EXACTLY exactly> <OBO | BULK>]", summary: "Moves up to (or exactly) a number of elements from one list to another and returns them. Blocks until the elements are available otherwise. Deletes the source list if it becomes empty.", run: lmovemCommand},
 }
 
+// errLongRange is Redis's reply to an argument of LONG_MIN where only
+// -LONG_MAX..LONG_MAX makes sense (LREM count, LPOS RANK).
+const errLongRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+
 // end is a list end: head (LEFT) or tail (RIGHT).
 type end bool
 
@@ -94,19 +99,26 @@ func parseEnd(x *Ctx, arg []byte) (end, bool) {
 func parseTimeout(x *Ctx, arg []byte) (time.Time, bool) {
 	secs, ok := resp.ParseFloat(arg)
 	if !ok {
+		// Redis reads a long double, where 1e400 is a number: too big
+		// to be a timeout, not malformed.
+		if f, err := strconv.ParseFloat(string(arg), 64); err != nil && math.IsInf(f, 0) && arg[0] != ' ' {
+			secs, ok = f, true
+		}
+	}
+	if !ok {
 		x.error(resp.ErrTimeoutNotFloat)
 		return time.Time{}, false
 	}
 	ms := secs * 1000
+	if ms < 0 {
+		x.error(resp.ErrTimeoutNegative)
+		return time.Time{}, false
+	}
 	if ms > math.MaxInt64 {
 		x.error(resp.ErrTimeoutRange)
 		return time.Time{}, false
 	}
 	tval := int64(math.Ceil(ms))
-	if tval < 0 {
-		x.error(resp.ErrTimeoutNegative)
-		return time.Time{}, false
-	}
 	if tval == 0 {
 		return time.Time{}, true
 	}
@@ -298,16 +310,16 @@ func lrangeCommand(x *Ctx) {
 }
 
 func lindexCommand(x *Ctx) {
-	n, ok := parseInts(x, x.argv[2])
-	if !ok {
-		return
-	}
-	q, ok := x.list(x.argv[1])
+	q, ok := x.list(x.argv[1]) // Redis looks the key up before parsing the index
 	if !ok {
 		return
 	}
 	if q == nil {
 		x.w.Null()
+		return
+	}
+	n, ok := parseInts(x, x.argv[2])
+	if !ok {
 		return
 	}
 	v, found := q.Index(clampIndex(n[0]))
@@ -319,10 +331,6 @@ func lindexCommand(x *Ctx) {
 }
 
 func lsetCommand(x *Ctx) {
-	n, ok := parseInts(x, x.argv[2])
-	if !ok {
-		return
-	}
 	key := x.argv[1]
 	q, ok := x.list(key)
 	switch {
@@ -330,6 +338,10 @@ func lsetCommand(x *Ctx) {
 		return
 	case q == nil:
 		x.error(resp.ErrNoSuchKey)
+		return
+	}
+	n, ok := parseInts(x, x.argv[2])
+	if !ok {
 		return
 	}
 	if !q.Set(clampIndex(n[0]), x.argv[3]) {
@@ -384,6 +396,10 @@ func linsertCommand(x *Ctx) {
 func lremCommand(x *Ctx) {
 	n, ok := parseInts(x, x.argv[2])
 	if !ok {
+		return
+	}
+	if n[0] == math.MinInt64 {
+		x.error(errLongRange)
 		return
 	}
 	key := x.argv[1]
@@ -448,37 +464,34 @@ func lposCommand(x *Ctx) {
 	rank, count, maxlen := int64(1), int64(-1), int64(0)
 	for i := 3; i < len(x.argv); i++ {
 		opt := strings.ToLower(x.arg(i))
-		if i+1 >= len(x.argv) {
+		if i+1 >= len(x.argv) || (opt != "rank" && opt != "count" && opt != "maxlen") {
 			x.error(resp.ErrSyntax)
 			return
 		}
 		i++
 		n, isInt := resp.ParseInt(x.argv[i])
 		switch {
-		case !isInt:
+		case opt == "rank" && !isInt:
 			x.error(resp.ErrNotInteger)
 			return
 		case opt == "rank" && n == math.MinInt64:
-			x.error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+			x.error(errLongRange)
 			return
 		case opt == "rank" && n == 0:
 			x.error("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
 			return
 		case opt == "rank":
 			rank = n
-		case opt == "count" && n < 0:
+		case opt == "count" && (!isInt || n < 0): // Redis gives this text for both
 			x.error("ERR COUNT can't be negative")
 			return
 		case opt == "count":
 			count = n
-		case opt == "maxlen" && n < 0:
+		case !isInt || n < 0:
 			x.error("ERR MAXLEN can't be negative")
 			return
-		case opt == "maxlen":
-			maxlen = n
 		default:
-			x.error(resp.ErrSyntax)
-			return
+			maxlen = n
 		}
 	}
 	q, ok := x.list(x.argv[1])
@@ -662,17 +675,18 @@ func bpopCommand(x *Ctx) {
 func lmpopCommand(x *Ctx) {
 	blocking := x.cmd.Name == "blmpop"
 	numkeysAt := 1
-	var deadline time.Time
 	if blocking {
-		var ok bool
-		if deadline, ok = parseTimeout(x, x.argv[1]); !ok {
-			return
-		}
 		numkeysAt = 2
 	}
 	keys, where, count, ok := parseMpop(x, numkeysAt)
 	if !ok {
 		return
+	}
+	var deadline time.Time
+	if blocking { // Redis checks the timeout after the other arguments
+		if deadline, ok = parseTimeout(x, x.argv[1]); !ok {
+			return
+		}
 	}
 	for _, key := range keys {
 		q, ok := x.list(key)

@@ -56,12 +56,14 @@ func parseFlags(s string) Flags {
 	return f
 }
 
-// timeoutKind is what a blocking command replies when it times out.
+// timeoutKind is what a blocking command answers when it cannot block
+// (inside MULTI) and finds nothing: the null its non-blocking form gives.
+// A real timeout always answers a null array, as in Redis.
 type timeoutKind uint8
 
 const (
 	timeoutNullArray timeoutKind = iota // *-1 (BLPOP, BLMPOP, XREAD)
-	timeoutNull                         // $-1 (BLMOVE, BRPOPLPUSH)
+	timeoutNull                         // $-1 (BLMOVE, BRPOPLPUSH, BLMOVEM)
 )
 
 // Command is one entry of the command table.
@@ -79,8 +81,8 @@ type Command struct {
 	Syntax     string                    // arguments after the name
 	Run        func(*Ctx)                // the handler; nil for containers
 	Sub        map[string]*Command       // subcommands of a container (CLIENT, CONFIG)
-	timeout    timeoutKind
-	stat       cmdStat // guarded by the keyspace lock
+	timeout    timeoutKind               // the null answered inside MULTI
+	stat       cmdStat                   // guarded by the keyspace lock
 	parentName string
 }
 
@@ -89,7 +91,8 @@ type cmdStat struct {
 	calls, usec, rejected, failed int64
 }
 
-// timeoutReply writes what a blocking command answers on timeout.
+// timeoutReply writes what a blocking command answers when it cannot
+// block (inside MULTI, or during replay) and finds nothing.
 func (c *Command) timeoutReply(w *resp.Writer) {
 	if c.timeout == timeoutNull {
 		w.Null()
@@ -210,7 +213,7 @@ func allSpecs() []spec {
 
 var blockingTimeouts = map[string]timeoutKind{
 	"blpop": timeoutNullArray, "brpop": timeoutNullArray, "blmpop": timeoutNullArray,
-	"blmove": timeoutNull, "brpoplpush": timeoutNull, "blmovem": timeoutNullArray,
+	"blmove": timeoutNull, "brpoplpush": timeoutNull, "blmovem": timeoutNull,
 }
 
 // movableKeys finds keys for commands whose key positions depend on their

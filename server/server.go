@@ -28,8 +28,9 @@ const RedisVersion = "7.4.0"
 // Options are the parts cli plugs in; all are optional.
 type Options struct {
 	Logger     *slog.Logger
-	Log        Log    // where applied writes go to become durable; nil: none
-	ConfigFile string // shown in INFO and the banner
+	LogLevel   *slog.LevelVar // the logger's level; CONFIG SET loglevel changes it
+	Log        Log            // where applied writes go to become durable; nil: none
+	ConfigFile string         // shown in INFO and the banner
 }
 
 // Server is a redstream server: its keyspace, its clients and listeners.
@@ -54,6 +55,7 @@ type Server struct {
 
 	// Not guarded by mu.
 	logger     *slog.Logger
+	logLevel   *slog.LevelVar
 	configFile string
 	runID      string
 	started    time.Time
@@ -89,6 +91,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		commands:   commandTable(),
 		shutdownBy: make(chan string, 1),
 		logger:     logger,
+		logLevel:   opts.LogLevel,
 		configFile: opts.ConfigFile,
 		runID:      newRunID(),
 		started:    time.Now(),
@@ -112,6 +115,9 @@ func newRunID() string {
 // applyConfig publishes the settings connection goroutines read without
 // the lock. Lock should be held (or the server not yet started).
 func (s *Server) applyConfig() {
+	if s.logLevel != nil {
+		s.logLevel.Set(LogLevel(s.cfg.LogLevel))
+	}
 	s.limits.Store(&connLimits{
 		idleTimeout: time.Duration(s.cfg.Timeout) * time.Second,
 		reader: resp.Limits{
@@ -277,6 +283,19 @@ func (s *Server) cron() {
 			lastGC = time.Now()
 		}
 	}
+}
+
+// LogLevel maps Redis's log levels onto slog's.
+func LogLevel(name string) slog.Level {
+	switch name {
+	case "debug", "verbose":
+		return slog.LevelDebug
+	case "warning":
+		return slog.LevelWarn
+	case "nothing":
+		return slog.LevelError + 4
+	}
+	return slog.LevelInfo
 }
 
 // now returns the time for the next record in ms: the wall clock, but
