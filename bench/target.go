@@ -29,6 +29,9 @@ type Target struct {
 }
 
 // StartRedstream starts the redstream binary at exe with extra directives.
+// Without them it runs in memory only (appendonly no), to compare like
+// with like against redis-server's defaults; persistence rows pass their
+// own appendonly settings to both servers.
 func StartRedstream(exe string, extra ...string) (*Target, error) {
 	dir, err := os.MkdirTemp("", "redstream-bench")
 	if err != nil {
@@ -39,7 +42,7 @@ func StartRedstream(exe string, extra ...string) (*Target, error) {
 		return nil, err
 	}
 	args := append([]string{"server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
-		"--loglevel", "warning"}, extra...)
+		"--loglevel", "warning", "--appendonly", "no"}, extra...)
 	return start("redstream", exe, args, dir, port)
 }
 

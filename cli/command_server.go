@@ -48,12 +48,22 @@ func runServer(c *ucli.Context) error {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return fmt.Errorf("creating data directory: %w", err)
 	}
-	srv, err := server.New(cfg, server.Options{Logger: logger, LogLevel: level, ConfigFile: file})
+	logger.Info("redstream starting", "version", server.Version, "redis_compat", server.RedisVersion,
+		"pid", os.Getpid(), "config_file", file, "dir", cfg.Dir,
+		"appendonly", cfg.AppendOnly, "appendfsync", cfg.AppendFsync)
+	dur, err := openDurability(cfg, logger)
 	if err != nil {
 		return err
 	}
-	logger.Info("redstream starting", "version", server.Version, "redis_compat", server.RedisVersion,
-		"pid", os.Getpid(), "config_file", file, "dir", cfg.Dir)
+	defer dur.close()
+	srv, err := server.New(cfg, server.Options{Logger: logger, LogLevel: level, ConfigFile: file,
+		Log: dur.log(), PersistenceInfo: dur.info})
+	if err != nil {
+		return err
+	}
+	if err := dur.load(srv); err != nil {
+		return err
+	}
 	if err := srv.Listen(); err != nil {
 		return err
 	}

@@ -26,6 +26,9 @@ type Record struct {
 // replies only after it returns nil. A nil wait means durable already.
 type Log interface {
 	Append(recs []Record) (wait func() error)
+	// Err reports a write failure the log has not recovered from (a full
+	// disk). While it is set the server refuses writes with MISCONF.
+	Err() error
 }
 
 // Apply executes one logged write record: the path AOF replay and Raft

@@ -24,6 +24,8 @@ type recordingLog struct {
 	appends int
 }
 
+func (l *recordingLog) Err() error { return nil }
+
 func (l *recordingLog) Append(recs []Record) func() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -38,6 +38,11 @@ type Config struct {
 	MaxMemory              int64
 	MaxMemoryPolicy        string
 	LatencyTracking        bool
+	AppendOnly             bool   // keep an append-only file (the durability promise)
+	AppendFsync            string // always | everysec | no
+	AppendDirName          string
+	AppendFileName         string
+	AOFLoadTruncated       bool // cut a torn tail at load instead of refusing
 }
 
 // DefaultConfig is what the server runs with when nothing is configured:
@@ -63,6 +68,11 @@ func DefaultConfig() Config {
 		SlowlogMaxLen:          128,
 		MaxMemoryPolicy:        "noeviction",
 		LatencyTracking:        true,
+		AppendOnly:             true,
+		AppendFsync:            "always",
+		AppendDirName:          "appendonlydir",
+		AppendFileName:         "appendonly.aof",
+		AOFLoadTruncated:       true,
 	}
 }
 
@@ -125,6 +135,11 @@ var params = []param{
 	memParam("maxmemory", true, 0, func(c *Config) *int64 { return &c.MaxMemory }),
 	enumParam("maxmemory-policy", true, []string{"noeviction"}, func(c *Config) *string { return &c.MaxMemoryPolicy }),
 	boolParam("latency-tracking", true, func(c *Config) *bool { return &c.LatencyTracking }),
+	boolParam("appendonly", false, func(c *Config) *bool { return &c.AppendOnly }),
+	enumParam("appendfsync", false, []string{"always", "everysec", "no"}, func(c *Config) *string { return &c.AppendFsync }),
+	strParam("appenddirname", false, func(c *Config) *string { return &c.AppendDirName }),
+	strParam("appendfilename", false, func(c *Config) *string { return &c.AppendFileName }),
+	boolParam("aof-load-truncated", true, func(c *Config) *bool { return &c.AOFLoadTruncated }),
 }
 
 func lookupParam(name string) *param {

@@ -83,6 +83,12 @@ func (c *Client) process(argv [][]byte) {
 		c.reject("OOM command not allowed when used memory > 'maxmemory'.")
 		cmd.stat.rejected++
 		return
+	case cmd.Flags&FlagWrite != 0 && s.log != nil && s.log.Err() != nil:
+		// The log cannot take writes (e.g. the disk is full): refuse them
+		// rather than acknowledge what cannot be made durable.
+		c.reject("MISCONF Errors writing to the AOF file: " + s.log.Err().Error())
+		cmd.stat.rejected++
+		return
 	case c.multi != nil && cmd.Flags&FlagNoMulti != 0:
 		c.reject("ERR Command not allowed inside a transaction")
 		cmd.stat.rejected++

@@ -152,12 +152,18 @@ func infoPersistence(s *Server, b *strings.Builder) {
 	field(b, "loading", 0)
 	field(b, "async_loading", 0)
 	field(b, "rdb_changes_since_last_save", s.stats.dirty)
-	field(b, "rdb_bgsave_in_progress", 0)
-	field(b, "rdb_last_save_time", s.started.Unix())
-	field(b, "rdb_last_bgsave_status", "ok")
-	field(b, "aof_enabled", 0)
-	field(b, "aof_rewrite_in_progress", 0)
-	field(b, "aof_last_write_status", "ok")
+	if s.persistInfo == nil {
+		field(b, "rdb_bgsave_in_progress", 0)
+		field(b, "rdb_last_save_time", s.started.Unix())
+		field(b, "rdb_last_bgsave_status", "ok")
+		field(b, "aof_enabled", 0)
+		field(b, "aof_rewrite_in_progress", 0)
+		field(b, "aof_last_write_status", "ok")
+		return
+	}
+	for _, f := range s.persistInfo() {
+		field(b, f.Name, f.Value)
+	}
 }
 
 func infoStats(s *Server, b *strings.Builder) {

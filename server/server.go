@@ -31,6 +31,14 @@ type Options struct {
 	LogLevel   *slog.LevelVar // the logger's level; CONFIG SET loglevel changes it
 	Log        Log            // where applied writes go to become durable; nil: none
 	ConfigFile string         // shown in INFO and the banner
+	// PersistenceInfo supplies INFO persistence's AOF and RDB fields.
+	PersistenceInfo func() []InfoField
+}
+
+// InfoField is one "name:value" line of INFO.
+type InfoField struct {
+	Name  string
+	Value any
 }
 
 // Server is a redstream server: its keyspace, its clients and listeners.
@@ -54,19 +62,20 @@ type Server struct {
 	shutdownBy chan string // receives why the server should stop (SHUTDOWN)
 
 	// Not guarded by mu.
-	logger     *slog.Logger
-	logLevel   *slog.LevelVar
-	configFile string
-	runID      string
-	started    time.Time
-	nextID     atomic.Int64
-	nClients   atomic.Int64 // connected clients, for maxclients
-	listeners  []net.Listener
-	conns      sync.WaitGroup
-	closing    atomic.Bool
-	closeOnce  sync.Once
-	cronDone   chan struct{}
-	limits     atomic.Pointer[connLimits]
+	logger      *slog.Logger
+	logLevel    *slog.LevelVar
+	configFile  string
+	persistInfo func() []InfoField
+	runID       string
+	started     time.Time
+	nextID      atomic.Int64
+	nClients    atomic.Int64 // connected clients, for maxclients
+	listeners   []net.Listener
+	conns       sync.WaitGroup
+	closing     atomic.Bool
+	closeOnce   sync.Once
+	cronDone    chan struct{}
+	limits      atomic.Pointer[connLimits]
 }
 
 // connLimits are the settings connection goroutines read without the lock.
@@ -85,17 +94,18 @@ func New(cfg Config, opts Options) (*Server, error) {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	s := &Server{
-		cfg:        cfg,
-		clients:    make(map[int64]*Client),
-		log:        opts.Log,
-		commands:   commandTable(),
-		shutdownBy: make(chan string, 1),
-		logger:     logger,
-		logLevel:   opts.LogLevel,
-		configFile: opts.ConfigFile,
-		runID:      newRunID(),
-		started:    time.Now(),
-		cronDone:   make(chan struct{}),
+		cfg:         cfg,
+		clients:     make(map[int64]*Client),
+		log:         opts.Log,
+		commands:    commandTable(),
+		shutdownBy:  make(chan string, 1),
+		logger:      logger,
+		logLevel:    opts.LogLevel,
+		configFile:  opts.ConfigFile,
+		persistInfo: opts.PersistenceInfo,
+		runID:       newRunID(),
+		started:     time.Now(),
+		cronDone:    make(chan struct{}),
 	}
 	s.dbs = make([]*DB, cfg.Databases)
 	for i := range s.dbs {

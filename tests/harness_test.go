@@ -75,6 +75,15 @@ func StartServer(t testing.TB, args ...string) *Server {
 	return startProcess(t, dir, full)
 }
 
+// StartServerIn starts redstream on a free port with dir as its data
+// directory, so a test can restart a server on the data a previous one
+// left.
+func StartServerIn(t testing.TB, dir string, args ...string) *Server {
+	t.Helper()
+	full := append([]string{"server", "--port", "0", "--dir", dir}, args...)
+	return startProcess(t, dir, full)
+}
+
 // StartServerWithConfig writes conf to a file and starts redstream with it.
 func StartServerWithConfig(t testing.TB, conf string, args ...string) *Server {
 	t.Helper()
@@ -176,6 +185,15 @@ func (s *Server) Stop() {
 		s.kill()
 		s.t.Errorf("redstream did not stop within 15s of SIGTERM:\n%s", s.Output())
 	}
+}
+
+// Kill stops the server with SIGKILL, as a crash or power cut would,
+// and waits for it to be gone.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+	s.kill()
 }
 
 // Exited is closed when the process has ended.

@@ -255,3 +255,28 @@ func freePort(t testing.TB) int {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
 }
+
+// quietConn is a raw connection that returns errors instead of failing
+// the test: for load that runs while the server is being killed.
+type quietConn struct {
+	Conn net.Conn
+	r    *bufio.Reader
+}
+
+func dialQuiet(addr string) (*quietConn, error) {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &quietConn{Conn: c, r: bufio.NewReader(c)}, nil
+}
+
+// do sends one command and reads its reply; an error means the server
+// went away, so nothing about this command was acknowledged.
+func (q *quietConn) do(args ...string) (Reply, error) {
+	_ = q.Conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := q.Conn.Write([]byte(Encode(args...))); err != nil {
+		return Reply{}, err
+	}
+	return readReply(q.r)
+}

@@ -1,0 +1,333 @@
+package persistence
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/redstream/redstream/server"
+)
+
+// FsyncPolicy is appendfsync: when written records reach the disk.
+type FsyncPolicy int
+
+// The appendfsync policies. A reply always waits until its record is
+// written to the file; with Always it also waits for the fsync.
+const (
+	FsyncEverysec FsyncPolicy = iota // fsync once a second in the background
+	FsyncAlways                      // fsync before replying (group commit)
+	FsyncNo                          // leave flushing to the OS
+)
+
+// ParseFsyncPolicy parses appendfsync's values.
+func ParseFsyncPolicy(s string) (FsyncPolicy, error) {
+	switch s {
+	case "always":
+		return FsyncAlways, nil
+	case "everysec":
+		return FsyncEverysec, nil
+	case "no":
+		return FsyncNo, nil
+	}
+	return 0, fmt.Errorf("persistence: appendfsync must be always, everysec or no, not %q", s)
+}
+
+// AOFOptions configure an append-only file.
+type AOFOptions struct {
+	Dir      string // appenddirname, under the data dir
+	Name     string // appendfilename: the prefix of every file
+	Fsync    FsyncPolicy
+	FS       FS // nil: the real file system
+	Logger   *slog.Logger
+	Truncate bool // aof-load-truncated: cut a torn tail instead of refusing
+}
+
+// ErrClosed is returned for records appended after Close.
+var ErrClosed = errors.New("persistence: AOF is closed")
+
+// AOF is the append-only file. It implements server.Log: Append queues
+// the records of one command as a frame and returns a wait function; one
+// writer goroutine writes everything queued since its last write in one
+// write(2) and, under appendfsync always, one fsync — so many clients
+// waiting at once cost one fsync, not one each (group commit).
+type AOF struct {
+	opt AOFOptions
+	fs  FS
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	pending  []byte // frames queued, not yet written
+	spare    []byte
+	scratch  []byte
+	appended uint64 // frames queued so far
+	written  uint64 // frames written to the file
+	synced   uint64 // frames fsynced
+	err      error  // the last write error; cleared by a successful write
+	failedTo uint64 // frames up to this one were in the write that failed
+	closed   bool
+	stats    AOFStats
+
+	// Owned by the writer goroutine.
+	file File
+	size int64 // bytes of whole frames in the current increment
+
+	manifest manifest
+	kick     chan struct{}
+	stop     chan struct{}
+	stopped  chan struct{}
+}
+
+// AOFStats are the INFO persistence fields the AOF reports.
+type AOFStats struct {
+	LastWriteOK   bool
+	LastWriteErr  string
+	CurrentSize   int64
+	BaseSize      int64
+	DelayedFsyncs int64
+}
+
+func (a *AOF) manifestPath() string { return filepath.Join(a.opt.Dir, a.opt.Name+".manifest") }
+
+// OpenAOF opens (or creates) the AOF in opt.Dir. Call Load before
+// Start to replay what it holds.
+func OpenAOF(opt AOFOptions) (*AOF, error) {
+	if opt.FS == nil {
+		opt.FS = OSFS{}
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	a := &AOF{opt: opt, fs: opt.FS, kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+	a.cond = sync.NewCond(&a.mu)
+	a.stats.LastWriteOK = true
+	if err := a.fs.MkdirAll(opt.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("persistence: creating %s: %w", opt.Dir, err)
+	}
+	m, found, err := readManifest(a.fs, a.manifestPath())
+	if err != nil {
+		return nil, fmt.Errorf("%w (in %s)", err, a.manifestPath())
+	}
+	if !found || len(m.incrs) == 0 {
+		m.incrs = append(m.incrs, aofFile{name: incrName(opt.Name, m.nextSeq()), seq: m.nextSeq()})
+		if err := writeFileAtomic(a.fs, a.manifestPath(), m.encode()); err != nil {
+			return nil, fmt.Errorf("persistence: writing %s: %w", a.manifestPath(), err)
+		}
+	}
+	a.manifest = m
+	return a, nil
+}
+
+// Start opens the newest increment for appending and starts the writer.
+// Everything Load replayed must be loaded first.
+func (a *AOF) Start() error {
+	path := filepath.Join(a.opt.Dir, a.manifest.lastIncr().name)
+	f, err := a.fs.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("persistence: opening %s: %w", path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if err := a.fs.SyncDir(a.opt.Dir); err != nil { // the file's creation is durable
+		f.Close()
+		return err
+	}
+	a.file, a.size = f, st.Size()
+	a.stats.CurrentSize = a.size
+	go a.writer()
+	return nil
+}
+
+// Append queues recs as one frame and returns a function that waits until
+// they are durable under the policy. It is called with the server's lock
+// held, so it only copies bytes and never does I/O.
+func (a *AOF) Append(recs []server.Record) func() error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return func() error { return ErrClosed }
+	}
+	a.pending, a.scratch = appendFrame(a.pending, a.scratch, recs)
+	a.appended++
+	seq := a.appended
+	a.mu.Unlock()
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+	return func() error { return a.waitFor(seq) }
+}
+
+// waitFor blocks until frame seq is written (and fsynced under always),
+// or returns the write error that keeps it from being so.
+func (a *AOF) waitFor(seq uint64) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for {
+		done := a.written >= seq
+		if a.opt.Fsync == FsyncAlways {
+			done = a.synced >= seq
+		}
+		switch {
+		case done:
+			return nil
+		case a.err != nil && seq <= a.failedTo: // our frame was in the failed write
+			return a.err
+		case a.closed && a.written < seq:
+			return ErrClosed
+		}
+		a.cond.Wait()
+	}
+}
+
+// Err reports a write error that has not been recovered from; while it
+// is set the server refuses writes (MISCONF), as Redis does.
+func (a *AOF) Err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
+}
+
+// Stats returns the AOF's INFO fields.
+func (a *AOF) Stats() AOFStats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stats
+}
+
+// writer writes queued frames until Close, fsyncing per the policy.
+func (a *AOF) writer() {
+	defer close(a.stopped)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-a.kick:
+			a.flush()
+		case <-tick.C:
+			a.flush()
+			if a.opt.Fsync == FsyncEverysec {
+				a.syncWritten()
+			}
+		case <-a.stop:
+			a.flush()
+			a.syncWritten()
+			return
+		}
+	}
+}
+
+// flush writes every queued frame. On failure it cuts the file back to
+// its last whole frame, keeps the frames queued, records the error and
+// retries on the next tick: the server refuses writes meanwhile, and the
+// records are written once the disk has room again.
+func (a *AOF) flush() {
+	a.mu.Lock()
+	if len(a.pending) == 0 {
+		a.mu.Unlock()
+		return
+	}
+	// Swap buffers: appends continue into the spare while buf is written.
+	// The spare is handed out once; buf becomes the spare after the write.
+	buf, upto := a.pending, a.appended
+	a.pending, a.spare = a.spare[:0], nil
+	a.mu.Unlock()
+	n, err := a.file.Write(buf)
+	if err == nil && a.opt.Fsync == FsyncAlways {
+		err = a.file.Sync()
+	}
+	if err != nil {
+		a.failed(buf, upto, n, err)
+		return
+	}
+	a.size += int64(n)
+	a.mu.Lock()
+	a.written = upto
+	if a.opt.Fsync == FsyncAlways {
+		a.synced = upto
+	}
+	a.recovered()
+	a.spare = buf[:0]
+	a.cond.Broadcast()
+	a.mu.Unlock()
+}
+
+// failed handles a write or fsync error: nothing from buf counts as
+// written, the partial write is cut off, and buf goes back to the front of
+// the queue.
+func (a *AOF) failed(buf []byte, upto uint64, n int, err error) {
+	if n > 0 {
+		if terr := a.file.Truncate(a.size); terr != nil {
+			a.opt.Logger.Error("AOF: cannot cut a partial write", "err", terr)
+		}
+	}
+	a.mu.Lock()
+	a.pending = append(buf, a.pending...)
+	if a.err == nil {
+		a.opt.Logger.Error("AOF write failed; refusing writes until it succeeds", "err", err)
+	}
+	a.err = fmt.Errorf("persistence: writing the AOF: %w", err)
+	a.failedTo = upto
+	a.stats.LastWriteOK, a.stats.LastWriteErr = false, err.Error()
+	a.cond.Broadcast()
+	a.mu.Unlock()
+}
+
+// recovered clears the error after a successful write. a.mu must be held.
+func (a *AOF) recovered() {
+	if a.err != nil {
+		a.opt.Logger.Warn("AOF write succeeded again; accepting writes")
+	}
+	a.err = nil
+	a.stats.LastWriteOK, a.stats.LastWriteErr = true, ""
+	a.stats.CurrentSize = a.size
+}
+
+// syncWritten fsyncs what has been written (everysec and shutdown).
+func (a *AOF) syncWritten() {
+	a.mu.Lock()
+	target, synced := a.written, a.synced
+	a.mu.Unlock()
+	if target == synced {
+		return
+	}
+	if err := a.file.Sync(); err != nil {
+		a.opt.Logger.Error("AOF fsync failed", "err", err)
+		return
+	}
+	a.mu.Lock()
+	a.synced = target
+	a.cond.Broadcast()
+	a.mu.Unlock()
+}
+
+// Close writes and fsyncs everything queued and closes the file. Appends
+// after Close fail with ErrClosed.
+func (a *AOF) Close() error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil
+	}
+	a.closed = true
+	a.mu.Unlock()
+	if a.file == nil {
+		return nil
+	}
+	close(a.stop)
+	<-a.stopped
+	a.mu.Lock()
+	a.cond.Broadcast()
+	err := a.err
+	a.mu.Unlock()
+	if cerr := a.file.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

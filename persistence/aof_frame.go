@@ -1,0 +1,227 @@
+package persistence
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"strconv"
+
+	"github.com/redstream/redstream/resp"
+	"github.com/redstream/redstream/server"
+)
+
+// An AOF increment file is a sequence of frames. A frame holds the
+// records of one command — or of one whole MULTI/EXEC, so a transaction is
+// replayed all or not at all — behind a header that carries the length and
+// CRC-32C of what follows. Inside, each record is an annotation line with
+// its time and database, then the command in RESP, so `cat` shows what
+// happened:
+//
+//	#RS <payload length> <crc32c, 8 hex digits>\r\n      frame header
+//	#T <time ms> <db>\r\n                                record annotation
+//	*3\r\n$5\r\nRPUSH\r\n$4\r\njobs\r\n$5\r\njob:1\r\n   the command
+//	#T <time ms> <db>\r\n                                (more records of
+//	...                                                   the same frame)
+//
+// The checksum is what lets a loader tell a torn tail (the last frame of
+// the last file cut short by a crash: dropped, with a warning) from
+// corruption (a damaged frame with data after it: refused, with the file,
+// the offset and the repair command).
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+const maxFrameHeader = 64 // "#RS " + two numbers + CRLF, with room
+
+// appendFrame appends recs as one frame to dst. scratch is a reusable
+// buffer for the payload; the grown scratch is returned.
+func appendFrame(dst, scratch []byte, recs []server.Record) (out, scratchOut []byte) {
+	p := scratch[:0]
+	for _, r := range recs {
+		p = append(p, "#T "...)
+		p = strconv.AppendInt(p, r.Time, 10)
+		p = append(p, ' ')
+		p = strconv.AppendInt(p, int64(r.DB), 10)
+		p = append(p, '\r', '\n')
+		p = resp.AppendCommand(p, r.Argv)
+	}
+	dst = append(dst, "#RS "...)
+	dst = strconv.AppendInt(dst, int64(len(p)), 10)
+	dst = append(dst, ' ')
+	dst = fmt.Appendf(dst, "%08x", crc32.Checksum(p, castagnoli))
+	dst = append(dst, '\r', '\n')
+	return append(dst, p...), p
+}
+
+// Errors from reading frames.
+var (
+	// ErrTruncated means the data ended inside a frame: a write that a
+	// crash cut short.
+	ErrTruncated = errors.New("persistence: AOF ends in the middle of a frame")
+	// ErrCorrupt means a frame is damaged: its header is malformed or its
+	// checksum does not match.
+	ErrCorrupt = errors.New("persistence: AOF frame is corrupt")
+)
+
+// frameReader reads frames from an increment file.
+type frameReader struct {
+	r       *bufio.Reader
+	off     int64 // offset of the next frame
+	payload []byte
+}
+
+func newFrameReader(r io.Reader) *frameReader {
+	return &frameReader{r: bufio.NewReaderSize(r, 256<<10)}
+}
+
+// next returns the records of the next frame. At a clean end it returns
+// io.EOF; a frame cut short gives ErrTruncated, a damaged one ErrCorrupt
+// (both wrapped with the offset). The records alias an internal buffer
+// valid until the next call.
+func (fr *frameReader) next() ([]server.Record, int64, error) {
+	start := fr.off
+	header, err := fr.r.ReadSlice('\n')
+	switch {
+	case err == io.EOF && len(header) == 0:
+		return nil, start, io.EOF
+	case err == io.EOF:
+		return nil, start, fmt.Errorf("%w: at offset %d, in a frame header", ErrTruncated, start)
+	case err != nil && !errors.Is(err, bufio.ErrBufferFull):
+		return nil, start, err
+	case err != nil || len(header) > maxFrameHeader:
+		return nil, start, fmt.Errorf("%w: at offset %d: header too long", ErrCorrupt, start)
+	}
+	n, sum, ok := parseFrameHeader(header)
+	if !ok {
+		return nil, start, fmt.Errorf("%w: at offset %d: bad header %q", ErrCorrupt, start, bytes.TrimSpace(header))
+	}
+	if cap(fr.payload) < n {
+		fr.payload = make([]byte, n)
+	}
+	p := fr.payload[:n]
+	if _, err := io.ReadFull(fr.r, p); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, start, fmt.Errorf("%w: at offset %d, %d-byte frame cut short", ErrTruncated, start, n)
+		}
+		return nil, start, err
+	}
+	fr.off = start + int64(len(header)) + int64(n)
+	if got := crc32.Checksum(p, castagnoli); got != sum {
+		return nil, start, fmt.Errorf("%w: at offset %d: checksum %08x, header says %08x", ErrCorrupt, start, got, sum)
+	}
+	recs, err := parsePayload(p)
+	if err != nil {
+		return nil, start, fmt.Errorf("%w: at offset %d: %v", ErrCorrupt, start, err)
+	}
+	return recs, start, nil
+}
+
+// parseFrameHeader parses "#RS <len> <crc>\r\n".
+func parseFrameHeader(h []byte) (n int, sum uint32, ok bool) {
+	rest, found := bytes.CutPrefix(h, []byte("#RS "))
+	if !found {
+		return 0, 0, false
+	}
+	rest, found = bytes.CutSuffix(rest, []byte("\r\n"))
+	if !found {
+		return 0, 0, false
+	}
+	lenText, crcText, found := bytes.Cut(rest, []byte{' '})
+	if !found || len(crcText) != 8 || !lowerHex(crcText) {
+		return 0, 0, false
+	}
+	l, isInt := resp.ParseInt(lenText)
+	c, err := strconv.ParseUint(string(crcText), 16, 32)
+	if !isInt || err != nil || l < 0 || l > 1<<32 {
+		return 0, 0, false
+	}
+	return int(l), uint32(c), true
+}
+
+// lowerHex reports whether b is lower-case hex digits only: the one
+// spelling the writer uses, so a frame has exactly one valid encoding.
+func lowerHex(b []byte) bool {
+	for _, c := range b {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// parsePayload splits a verified payload into records.
+func parsePayload(p []byte) ([]server.Record, error) {
+	var recs []server.Record
+	for len(p) > 0 {
+		line, rest, found := bytes.Cut(p, []byte("\r\n"))
+		if !found {
+			return nil, errors.New("record annotation without CRLF")
+		}
+		t, db, ok := parseAnnotation(line)
+		if !ok {
+			return nil, fmt.Errorf("bad record annotation %q", line)
+		}
+		argv, rest, err := parseCommand(rest)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, server.Record{Time: t, DB: db, Argv: argv})
+		p = rest
+	}
+	return recs, nil
+}
+
+func parseAnnotation(line []byte) (t int64, db int, ok bool) {
+	rest, found := bytes.CutPrefix(line, []byte("#T "))
+	if !found {
+		return 0, 0, false
+	}
+	tText, dbText, found := bytes.Cut(rest, []byte{' '})
+	if !found {
+		return 0, 0, false
+	}
+	t, ok1 := resp.ParseInt(tText)
+	d, ok2 := resp.ParseInt(dbText)
+	if !ok1 || !ok2 || d < 0 || d > 1<<30 {
+		return 0, 0, false
+	}
+	return t, int(d), true
+}
+
+// parseCommand reads one RESP multibulk from p; the arguments alias p.
+func parseCommand(p []byte) (argv [][]byte, rest []byte, err error) {
+	argc, p, err := countLine(p, '*')
+	if err != nil {
+		return nil, nil, err
+	}
+	if argc < 1 || argc > int64(len(p)) {
+		return nil, nil, fmt.Errorf("bad argument count %d", argc)
+	}
+	argv = make([][]byte, 0, argc)
+	for range argc {
+		n, q, err := countLine(p, '$')
+		if err != nil {
+			return nil, nil, err
+		}
+		if n < 0 || n+2 > int64(len(q)) || q[n] != '\r' || q[n+1] != '\n' {
+			return nil, nil, fmt.Errorf("bad bulk of length %d", n)
+		}
+		argv = append(argv, q[:n:n])
+		p = q[n+2:]
+	}
+	return argv, p, nil
+}
+
+func countLine(p []byte, prefix byte) (int64, []byte, error) {
+	line, rest, found := bytes.Cut(p, []byte("\r\n"))
+	if !found || len(line) < 2 || line[0] != prefix {
+		return 0, nil, fmt.Errorf("expected '%c' line", prefix)
+	}
+	n, ok := resp.ParseInt(line[1:])
+	if !ok {
+		return 0, nil, fmt.Errorf("bad number in %q", line)
+	}
+	return n, rest, nil
+}

@@ -1,0 +1,88 @@
+package persistence
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// FS is the file system the AOF uses. Production code uses OSFS; tests
+// wrap it to inject failures (a full disk, a torn write) the way pebble's
+// errorfs does.
+type FS interface {
+	OpenFile(name string, flag int, perm os.FileMode) (File, error)
+	Rename(oldpath, newpath string) error
+	Remove(name string) error
+	MkdirAll(path string, perm os.FileMode) error
+	ReadDir(name string) ([]os.DirEntry, error)
+	// SyncDir makes a directory's entries (created and renamed files)
+	// durable.
+	SyncDir(dir string) error
+}
+
+// File is an open file of an FS.
+type File interface {
+	io.Reader
+	io.Writer
+	io.Closer
+	Sync() error
+	Truncate(size int64) error
+	Seek(offset int64, whence int) (int64, error)
+	Stat() (os.FileInfo, error)
+}
+
+// OSFS is the real file system.
+type OSFS struct{}
+
+// OpenFile opens a file with os.OpenFile.
+func (OSFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+	return os.OpenFile(name, flag, perm)
+}
+
+// Rename renames a file with os.Rename.
+func (OSFS) Rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
+
+// Remove removes a file with os.Remove.
+func (OSFS) Remove(name string) error { return os.Remove(name) }
+
+// MkdirAll creates a directory with os.MkdirAll.
+func (OSFS) MkdirAll(path string, perm os.FileMode) error { return os.MkdirAll(path, perm) }
+
+// ReadDir lists a directory with os.ReadDir.
+func (OSFS) ReadDir(name string) ([]os.DirEntry, error) { return os.ReadDir(name) }
+
+// SyncDir fsyncs a directory.
+func (OSFS) SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// writeFileAtomic writes data to path so that a crash at any moment
+// leaves either the old file or the new one: write a temporary file,
+// fsync it, rename it over path, fsync the directory.
+func writeFileAtomic(fs FS, path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := fs.Rename(tmp, path); err != nil {
+		return err
+	}
+	return fs.SyncDir(filepath.Dir(path))
+}
