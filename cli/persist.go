@@ -105,4 +105,3 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
-

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Defaults for the reader's limits, the same as Redis's.
@@ -109,6 +110,15 @@ func (r *Reader) Fill() error {
 	r.arena = r.arena[:0]
 	n, err := r.rd.Read(r.buf[r.end:])
 	r.end += n
+	limit := r.Limits.MaxQueryBuf
+	if limit <= 0 {
+		limit = DefaultMaxQueryBuf
+	}
+	// Like Redis, count only the bytes not yet parsed: arguments already
+	// parsed out of a long request are the command's, not the buffer's.
+	if r.end-r.pos > limit {
+		return ErrQueryBufferLimit
+	}
 	if n > 0 {
 		return nil
 	}
@@ -130,14 +140,7 @@ func (r *Reader) makeRoom() error {
 	if r.end < len(r.buf) {
 		return nil
 	}
-	limit := r.Limits.MaxQueryBuf
-	if limit <= 0 {
-		limit = DefaultMaxQueryBuf
-	}
-	if r.end-r.start >= limit {
-		return ErrQueryBufferLimit
-	}
-	size := min(2*len(r.buf), limit+1)
+	size := 2 * len(r.buf)
 	if need := r.pendingBulkEnd(); need > len(r.buf) && need < size {
 		size = need // a known bulk needs exactly this much
 	}
@@ -208,7 +211,7 @@ func (r *Reader) parseMultibulk() (argv [][]byte, ok bool, err error) {
 // line has not fully arrived.
 func (r *Reader) bulkHeader() error {
 	if r.pos < r.end && r.buf[r.pos] != '$' && bytes.IndexByte(r.buf[r.pos:r.end], '\r') >= 0 {
-		return protoErr("expected '$', got '" + string(r.buf[r.pos]) + "'")
+		return protoErr("expected '$', got '" + string(r.buf[r.pos:r.pos+1]) + "'") // the raw byte, as Redis sends it
 	}
 	n, ok, err := r.countLine('$', "too big bulk count string")
 	if err != nil || !ok {
@@ -330,17 +333,48 @@ func ParseInt(b []byte) (int64, bool) {
 	return int64(v), true
 }
 
-// ParseFloat parses a float the way Redis's string2ld does: the whole
-// string must be a number, no leading space, and NaN is refused.
+// ParseFloat parses a float the way Redis's string2ld (strtold) does:
+// the whole string must be a number — decimal, or hex such as 0x1A or
+// 0x.8 — with no leading space, no digit separators, at most 5 KiB; NaN,
+// overflow and underflow to zero are refused.
 func ParseFloat(b []byte) (float64, bool) {
-	if len(b) == 0 || isSpace(b[0]) {
+	if len(b) == 0 || len(b) >= 5<<10 || isSpace(b[0]) || bytes.IndexByte(b, '_') >= 0 {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(string(b), 64)
+	s := string(b)
+	if isHexFloat(s) && !strings.ContainsAny(s, "pP") {
+		s += "p0" // strtold takes hex without an exponent; Go wants one
+	}
+	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) {
 		return 0, false
 	}
+	if f == 0 && hasNonzeroDigit(b) {
+		return 0, false // underflow: strtold reports ERANGE
+	}
 	return f, true
+}
+
+func isHexFloat(s string) bool {
+	s = strings.TrimLeft(s, "+-")
+	return len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')
+}
+
+// hasNonzeroDigit reports whether the mantissa of a number has a digit
+// other than zero (the exponent is not looked at).
+func hasNonzeroDigit(b []byte) bool {
+	hex := isHexFloat(string(b))
+	for i, c := range b {
+		switch {
+		case !hex && (c == 'e' || c == 'E'):
+			return false
+		case hex && (c == 'p' || c == 'P'):
+			return false
+		case c >= '1' && c <= '9', hex && i > 1 && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')):
+			return true
+		}
+	}
+	return false
 }
 
 func isSpace(c byte) bool {

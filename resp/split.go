@@ -29,28 +29,20 @@ func SplitArgs(dst [][]byte, line []byte) (args [][]byte, ok bool) {
 // index just past it.
 func splitWord(line []byte, i int) (word []byte, next int, ok bool) {
 	start := i
-	for i < len(line) && !isSpace(line[i]) && line[i] != '"' && line[i] != '\'' {
+	for i < len(line) && !endsWord(line[i]) && line[i] != '"' && line[i] != '\'' {
 		i++
 	}
-	if i == len(line) || isSpace(line[i]) {
+	if i == len(line) || endsWord(line[i]) {
 		return line[start:i:i], i, true // the common case: no quotes
 	}
+	// A quote opens a quoted section; its closing quote ends the word.
 	word = append([]byte(nil), line[start:i]...)
-	for i < len(line) && !isSpace(line[i]) {
-		var ok bool
-		switch line[i] {
-		case '"':
-			word, i, ok = doubleQuoted(word, line, i+1)
-		case '\'':
-			word, i, ok = singleQuoted(word, line, i+1)
-		default:
-			word, i, ok = append(word, line[i]), i+1, true
-		}
-		if !ok {
-			return nil, 0, false
-		}
+	if line[i] == '"' {
+		word, i, ok = doubleQuoted(word, line, i+1)
+	} else {
+		word, i, ok = singleQuoted(word, line, i+1)
 	}
-	return word, i, true
+	return word, i, ok
 }
 
 // doubleQuoted appends the contents of a "..." section starting after the
@@ -92,6 +84,11 @@ func singleQuoted(word, line []byte, i int) ([]byte, int, bool) {
 	}
 	return nil, 0, false
 }
+
+// endsWord reports the bytes that end an unquoted word. Between words
+// any white space is skipped, but inside one Redis stops only at these
+// four (\v and \f belong to the word).
+func endsWord(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 func unescape(c byte) byte {
 	switch c {

@@ -3,6 +3,7 @@ package resp
 import (
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Writer appends encoded replies to a buffer. Proto selects RESP2 (2, the
@@ -185,8 +186,10 @@ func (w *Writer) Double(f float64) {
 	w.Bulk(s)
 }
 
-// FormatFloat appends f as Redis prints doubles: the shortest text that
-// reads back the same, "inf", "-inf" or "nan".
+// FormatFloat appends f as Redis prints doubles (d2string): integral
+// values within ±2^62 as integers, otherwise the shortest digits that
+// read back the same, in plain notation for moderate exponents and as
+// d.ddde±X beyond; "inf", "-inf", "nan", "-0".
 func FormatFloat(dst []byte, f float64) []byte {
 	switch {
 	case math.IsInf(f, 1):
@@ -195,8 +198,54 @@ func FormatFloat(dst []byte, f float64) []byte {
 		return append(dst, "-inf"...)
 	case math.IsNaN(f):
 		return append(dst, "nan"...)
+	case f == 0 && math.Signbit(f):
+		return append(dst, "-0"...)
+	case f >= -(1<<62) && f <= 1<<62 && f == math.Trunc(f):
+		return strconv.AppendInt(dst, int64(f), 10)
 	}
-	return strconv.AppendFloat(dst, f, 'g', -1, 64)
+	if f < 0 {
+		dst = append(dst, '-')
+		f = -f
+	}
+	sci := strconv.AppendFloat(nil, f, 'e', -1, 64) // d.ddde±XX: the shortest digits
+	mant, expText, _ := strings.Cut(string(sci), "e")
+	digits := strings.Replace(mant, ".", "", 1)
+	e10, _ := strconv.Atoi(expText)
+	return appendDigits(dst, digits, e10-(len(digits)-1))
+}
+
+// appendDigits writes digits × 10^k the way Redis's fpconv chooses a form.
+func appendDigits(dst []byte, digits string, k int) []byte {
+	n := len(digits)
+	exp := k + n - 1
+	absExp := max(exp, -exp)
+	switch {
+	case k >= 0 && absExp < n+7:
+		dst = append(dst, digits...)
+		return append(dst, strings.Repeat("0", k)...)
+	case k < 0 && (k > -7 || absExp < 4):
+		if point := n + k; point <= 0 {
+			dst = append(dst, "0."...)
+			dst = append(dst, strings.Repeat("0", -point)...)
+			return append(dst, digits...)
+		} else {
+			dst = append(dst, digits[:point]...)
+			dst = append(dst, '.')
+			return append(dst, digits[point:]...)
+		}
+	}
+	dst = append(dst, digits[0])
+	if n > 1 {
+		dst = append(dst, '.')
+		dst = append(dst, digits[1:]...)
+	}
+	dst = append(dst, 'e')
+	if exp < 0 {
+		dst = append(dst, '-')
+	} else {
+		dst = append(dst, '+')
+	}
+	return strconv.AppendInt(dst, int64(absExp), 10)
 }
 
 // Verbatim writes text shown as-is by RESP3 clients (a bulk string in

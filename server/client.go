@@ -149,7 +149,14 @@ func (c *Client) serve() {
 	for {
 		batch = batch[:0]
 		var perr error
-		for len(batch) < maxBatch {
+		limit := maxBatch
+		if c.rd.RequireAuth {
+			// Until AUTH has run, each command is parsed under the
+			// unauthenticated limits; parse one at a time so a pipelined
+			// AUTH lifts them for the commands after it.
+			limit = 1
+		}
+		for len(batch) < limit {
 			argv, ok, err := c.rd.Next()
 			if err != nil {
 				perr = err

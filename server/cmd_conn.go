@@ -529,6 +529,14 @@ func (s *Server) kill(self, c *Client) {
 		c.quit = true
 		return
 	}
+	// Gone at once, as in Redis: no longer listed, unblocked without a
+	// reply, watches dropped; its goroutine ends on the closed socket.
+	if b := c.blocked; b != nil && !b.done {
+		s.unblock(c)
+		b.gone = true
+	}
+	s.unwatchAll(c)
+	delete(s.clients, c.id)
 	c.conn.Close()
 }
 

@@ -141,7 +141,9 @@ func (x *Ctx) push(key []byte, q *listpack.Quicklist, where end, vals ...[]byte)
 		q = x.newList()
 		x.setKey(key, &Object{value: q})
 	} else {
-		q.SetFill(x.s.cfg.ListMaxListpackSize)
+		if f := x.s.cfg.ListMaxListpackSize; f != q.Fill() {
+			q.SetFill(f) // CONFIG SET changed it; later inserts follow
+		}
 		x.modified(key)
 		x.signalReady(key)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/redstream/redstream/resp"
 )
 
 // Config holds the server's settings. Names follow Redis's directives; one
@@ -15,7 +17,6 @@ import (
 type Config struct {
 	Port                   int
 	Bind                   []string // addresses; a leading '-' means "skip if unavailable"
-	BindExplicit           bool     // bind was configured, not defaulted (protected mode)
 	UnixSocket             string
 	UnixSocketPerm         uint32
 	ProtectedMode          bool
@@ -101,7 +102,7 @@ var params = []param{
 	{name: "bind", mutable: false, multi: true,
 		get: func(c *Config) string { return strings.Join(c.Bind, " ") },
 		set: func(c *Config, v []string) error {
-			c.Bind, c.BindExplicit = splitWords(v), true
+			c.Bind = splitWords(v)
 			return nil
 		}},
 	strParam("unixsocket", false, func(c *Config) *string { return &c.UnixSocket }),
@@ -126,24 +127,27 @@ var params = []param{
 	strParam("logfile", false, func(c *Config) *string { return &c.LogFile }),
 	memParam("proto-max-bulk-len", true, 1<<20, func(c *Config) *int64 { return &c.ProtoMaxBulkLen }),
 	memParam("client-query-buffer-limit", true, 1<<20, func(c *Config) *int64 { return &c.ClientQueryBufferLimit }),
-	withAlias(intParam("list-max-listpack-size", true, -5, math.MaxInt32, func(c *Config) *int { return &c.ListMaxListpackSize }), "list-max-ziplist-size"),
-	intParam("stream-node-max-bytes", true, 0, math.MaxInt32, func(c *Config) *int { return &c.StreamNodeMaxBytes }),
+	withAlias(intParam("list-max-listpack-size", true, math.MinInt32, math.MaxInt32, func(c *Config) *int { return &c.ListMaxListpackSize }), "list-max-ziplist-size"),
+	intMemParam("stream-node-max-bytes", true, func(c *Config) *int { return &c.StreamNodeMaxBytes }),
 	intParam("stream-node-max-entries", true, 0, math.MaxInt32, func(c *Config) *int { return &c.StreamNodeMaxEntries }),
-	intParam("hz", true, 1, 500, func(c *Config) *int { return &c.Hz }),
-	int64Param("slowlog-log-slower-than", true, math.MinInt64, math.MaxInt64, func(c *Config) *int64 { return &c.SlowlogSlowerThan }),
+	clamped(intParam("hz", true, 0, math.MaxInt32, func(c *Config) *int { return &c.Hz }), 1, 500, func(c *Config) *int { return &c.Hz }),
+	int64Param("slowlog-log-slower-than", true, -1, math.MaxInt64, func(c *Config) *int64 { return &c.SlowlogSlowerThan }),
 	intParam("slowlog-max-len", true, 0, math.MaxInt32, func(c *Config) *int { return &c.SlowlogMaxLen }),
 	memParam("maxmemory", true, 0, func(c *Config) *int64 { return &c.MaxMemory }),
 	enumParam("maxmemory-policy", true, []string{"noeviction"}, func(c *Config) *string { return &c.MaxMemoryPolicy }),
 	boolParam("latency-tracking", true, func(c *Config) *bool { return &c.LatencyTracking }),
 	boolParam("appendonly", false, func(c *Config) *bool { return &c.AppendOnly }),
 	enumParam("appendfsync", false, []string{"always", "everysec", "no"}, func(c *Config) *string { return &c.AppendFsync }),
-	strParam("appenddirname", false, func(c *Config) *string { return &c.AppendDirName }),
-	strParam("appendfilename", false, func(c *Config) *string { return &c.AppendFileName }),
+	fileName("appenddirname", "dirname", func(c *Config) *string { return &c.AppendDirName }),
+	fileName("appendfilename", "filename", func(c *Config) *string { return &c.AppendFileName }),
 	boolParam("aof-load-truncated", true, func(c *Config) *bool { return &c.AOFLoadTruncated }),
 }
 
 func lookupParam(name string) *param {
 	name = strings.ToLower(name)
+	if name == "" {
+		return nil
+	}
 	for i := range params {
 		if params[i].name == name || params[i].alias == name {
 			return &params[i]
@@ -225,32 +229,41 @@ func boolParam(name string, mutable bool, field func(*Config) *bool) param {
 }
 
 func intParam(name string, mutable bool, lo, hi int, field func(*Config) *int) param {
-	return param{name: name, mutable: mutable,
-		get: func(c *Config) string { return strconv.Itoa(*field(c)) },
-		set: func(c *Config, v []string) error {
-			n, err := strconv.ParseInt(v[0], 10, 64)
-			if err != nil {
-				return errors.New("argument couldn't be parsed into an integer")
-			}
-			if n < int64(lo) || n > int64(hi) {
-				return fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
-			}
+	p := int64Param(name, mutable, int64(lo), int64(hi), nil)
+	p.get = func(c *Config) string { return strconv.Itoa(*field(c)) }
+	p.set = func(c *Config, v []string) error {
+		n, err := parseIntArg(v[0], int64(lo), int64(hi))
+		if err == nil {
 			*field(c) = int(n)
-			return nil
-		}}
+		}
+		return err
+	}
+	return p
 }
 
 func int64Param(name string, mutable bool, lo, hi int64, field func(*Config) *int64) param {
 	return param{name: name, mutable: mutable,
 		get: func(c *Config) string { return strconv.FormatInt(*field(c), 10) },
 		set: func(c *Config, v []string) error {
-			n, err := strconv.ParseInt(v[0], 10, 64)
-			if err != nil || n < lo || n > hi {
-				return errors.New("argument couldn't be parsed into an integer")
+			n, err := parseIntArg(v[0], lo, hi)
+			if err == nil {
+				*field(c) = n
 			}
-			*field(c) = n
-			return nil
+			return err
 		}}
+}
+
+// parseIntArg parses an integer directive strictly (Redis's string2ll:
+// no '+', no leading zeros) within [lo, hi], with Redis's error texts.
+func parseIntArg(s string, lo, hi int64) (int64, error) {
+	n, ok := resp.ParseInt([]byte(s))
+	if !ok {
+		return 0, errors.New("argument couldn't be parsed into an integer")
+	}
+	if n < lo || n > hi {
+		return 0, fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+	}
+	return n, nil
 }
 
 // memParam is a byte size that accepts Redis's units (1k = 1000,
@@ -264,14 +277,60 @@ func memParam(name string, mutable bool, lo int64, field func(*Config) *int64) p
 				return errors.New("argument must be a memory value")
 			}
 			if n < lo {
-				return fmt.Errorf("argument must be a memory value of at least %d bytes", lo)
+				return fmt.Errorf("argument must be between %d and %d inclusive", lo, int64(math.MaxInt64))
 			}
 			*field(c) = n
 			return nil
 		}}
 }
 
-// ParseMemory parses "100", "10k", "10kb", "5mb", "1gb" into bytes.
+// intMemParam is memParam for an int field (stream-node-max-bytes).
+func intMemParam(name string, mutable bool, field func(*Config) *int) param {
+	return param{name: name, mutable: mutable,
+		get: func(c *Config) string { return strconv.Itoa(*field(c)) },
+		set: func(c *Config, v []string) error {
+			n, ok := ParseMemory(v[0])
+			if !ok || n > math.MaxInt32 {
+				return errors.New("argument must be a memory value")
+			}
+			*field(c) = int(n)
+			return nil
+		}}
+}
+
+// clamped wraps an int param so out-of-range values are pulled into
+// [lo, hi] instead of refused (Redis does this for hz).
+func clamped(p param, lo, hi int, field func(*Config) *int) param {
+	set := p.set
+	p.set = func(c *Config, v []string) error {
+		if err := set(c, v); err != nil {
+			return err
+		}
+		*field(c) = max(lo, min(hi, *field(c)))
+		return nil
+	}
+	return p
+}
+
+// fileName is a string param that must be a bare file (or directory)
+// name, as appendfilename and appenddirname must.
+func fileName(name, kind string, field func(*Config) *string) param {
+	p := strParam(name, false, field)
+	p.set = func(c *Config, v []string) error {
+		switch {
+		case v[0] == "":
+			return fmt.Errorf("%s can't be empty", name)
+		case strings.ContainsAny(v[0], "/\\") || v[0] == "." || v[0] == "..":
+			return fmt.Errorf("%s can't be a path, just a %s", name, kind)
+		}
+		*field(c) = v[0]
+		return nil
+	}
+	return p
+}
+
+// ParseMemory parses "100", "10k", "10kb", "5mb", "1gb" into bytes, as
+// Redis's memtoull does: digits only (no sign), a unit suffix of any case.
 func ParseMemory(s string) (int64, bool) {
 	s = strings.ToLower(s)
 	units := []struct {
@@ -285,8 +344,18 @@ func ParseMemory(s string) (int64, bool) {
 			break
 		}
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > math.MaxInt64/mul {
+	if s == "" {
+		return 0, false
+	}
+	n := int64(0)
+	for _, c := range []byte(s) {
+		d := int64(c - '0')
+		if c < '0' || c > '9' || n > (math.MaxInt64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	if n > math.MaxInt64/mul {
 		return 0, false
 	}
 	return n * mul, true

@@ -135,6 +135,19 @@ var cfgSetCases = []cfgSetCase{
 	{name: "maxmemory-policy", args: cfgArgs("noeviction"), get: "noeviction"},
 	{name: "maxmemory-policy", args: cfgArgs("NoEviction"), get: "noeviction"},
 	{name: "maxmemory-policy", args: cfgArgs("sometimes"), bad: true},
+	// The append-only file.
+	{name: "appendonly", args: cfgArgs("yes"), get: "yes"},
+	{name: "appendonly", args: cfgArgs("NO"), get: "no"},
+	{name: "appendonly", args: cfgArgs("always"), bad: true, errText: "argument must be 'yes' or 'no'"},
+	{name: "appendfsync", args: cfgArgs("always"), get: "always"},
+	{name: "appendfsync", args: cfgArgs("EVERYSEC"), get: "everysec"},
+	{name: "appendfsync", args: cfgArgs("no"), get: "no"},
+	{name: "appendfsync", args: cfgArgs("sometimes"), bad: true, errText: "argument(s) must be one of the following: always, everysec, no"},
+	{name: "appenddirname", args: cfgArgs("aofdir"), get: "aofdir"},
+	{name: "appendfilename", args: cfgArgs("queue.aof"), get: "queue.aof"},
+	{name: "aof-load-truncated", args: cfgArgs("no"), get: "no"},
+	{name: "aof-load-truncated", args: cfgArgs("yes"), get: "yes"},
+	{name: "aof-load-truncated", args: cfgArgs("maybe"), bad: true, errText: "argument must be 'yes' or 'no'"},
 }
 
 func TestConfigSetGet(t *testing.T) {
@@ -192,12 +205,9 @@ func TestConfigFields(t *testing.T) {
 			t.Fatalf("Set(%q, %q): %v", name, args, err)
 		}
 	}
-	if cfg.BindExplicit {
-		t.Errorf("DefaultConfig().BindExplicit = true; bind was not configured")
-	}
 	set("bind", "0.0.0.0 ::", "-10.0.0.1")
-	if !slices.Equal(cfg.Bind, []string{"0.0.0.0", "::", "-10.0.0.1"}) || !cfg.BindExplicit {
-		t.Errorf("after bind: Bind = %q, BindExplicit = %v", cfg.Bind, cfg.BindExplicit)
+	if !slices.Equal(cfg.Bind, []string{"0.0.0.0", "::", "-10.0.0.1"}) {
+		t.Errorf("after bind: Bind = %q", cfg.Bind)
 	}
 	set("list-max-ziplist-size", "-3")
 	if cfg.ListMaxListpackSize != -3 {
@@ -391,6 +401,13 @@ func TestConfigRedisParsing(t *testing.T) {
 		{"hz", "1000", true, "500", ""},
 		// list-max-listpack-size takes any int (quicklist clamps it).
 		{"list-max-listpack-size", "-6", true, "-6", ""},
+		// The AOF names are plain names inside dir (isValidAOFfilename,
+		// isValidAOFdirname).
+		{"appendfilename", "", false, "", "appendfilename can't be empty"},
+		{"appendfilename", "../escape.aof", false, "", "appendfilename can't be a path, just a filename"},
+		{"appendfilename", `a\b.aof`, false, "", "appendfilename can't be a path, just a filename"},
+		{"appenddirname", "", false, "", "appenddirname can't be empty"},
+		{"appenddirname", "/var/lib/aof", false, "", "appenddirname can't be a path, just a dirname"},
 	}
 	for _, tc := range cases {
 		cfg := DefaultConfig()

@@ -5,6 +5,9 @@ package server
 // and \ to take the next byte literally. It backtracks only to the last
 // star, so its cost is bounded by len(pattern)*len(s) whatever the input.
 func globMatch(pattern, s []byte, nocase bool) bool {
+	if len(s) == 0 {
+		return len(pattern) == 0 // Redis matches nothing against an empty string
+	}
 	p, i := 0, 0
 	starP, starI := -1, 0
 	for i < len(s) {
@@ -62,7 +65,7 @@ func matchClass(pattern []byte, p int, c byte, nocase bool) (next int, ok bool) 
 	for p < len(pattern) && pattern[p] != ']' {
 		switch {
 		case pattern[p] == '\\' && p+1 < len(pattern):
-			match = match || equalByte(pattern[p+1], c, nocase)
+			match = match || pattern[p+1] == c // escapes in a class compare exactly, as in Redis
 			p += 2
 		case p+2 < len(pattern) && pattern[p+1] == '-':
 			lo, hi := pattern[p], pattern[p+2]
