@@ -37,3 +37,18 @@ func TestREADMECommands(t *testing.T) {
 	}
 	t.Errorf("README.md's command list is out of date with the command table; run `make readme`")
 }
+
+func TestConfigFileLast(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"rs server a.conf --port 7000", "rs server --port 7000 a.conf"},
+		{"rs server --port 7000 a.conf", "rs server --port 7000 a.conf"},
+		{"rs server a.conf --port=7000 --bind x", "rs server --port=7000 --bind x a.conf"},
+		{"rs server", "rs server"},
+		{"rs bench --rounds 1", "rs bench --rounds 1"},
+	}
+	for _, c := range cases {
+		if got := strings.Join(configFileLast(strings.Fields(c.in)), " "); got != c.want {
+			t.Errorf("configFileLast(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -61,6 +61,12 @@ func UnknownSubcommand(container string, sub []byte) string {
 	return fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", clip(sub, 128), strings.ToUpper(container))
 }
 
+// SubcommandSyntax is Redis's reply to a container subcommand given
+// arguments it cannot take (SLOWLOG GET 1 2).
+func SubcommandSyntax(container string, sub []byte) string {
+	return fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP.", clip(sub, 128), strings.ToUpper(container))
+}
+
 // WrongArity is the reply to a command with the wrong number of
 // arguments; name is the command's lower-case full name ("get",
 // "client|kill").

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"io"
 	"net"
 	"os"
 	"sync/atomic"
@@ -84,7 +85,8 @@ func (s *Server) handleConn(conn net.Conn) {
 // written after the lock is released: a slow peer must not stall others.
 func (s *Server) admit(conn net.Conn) *Client {
 	_, unix := conn.(*net.UnixConn)
-	c := &Client{s: s, conn: conn, unix: unix, created: time.Now(), rd: resp.NewReader(conn)}
+	c := &Client{s: s, conn: conn, unix: unix, created: time.Now(), rd: resp.NewReader(countingReader{conn, &s.stats.netIn})}
+	c.out.Proto = 2
 	c.raddr, c.laddr = addrString(conn.RemoteAddr(), unix), addrString(conn.LocalAddr(), unix)
 	if refusal := s.register(c); refusal != "" {
 		_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
@@ -167,6 +169,7 @@ func (c *Client) serve() {
 			}
 			batch = append(batch, argv)
 		}
+		c.noteQueryBuffer()
 		if len(batch) > 0 && !c.run(batch) {
 			return
 		}
@@ -276,7 +279,8 @@ func (c *Client) flush() error {
 	if len(out) == 0 {
 		return nil
 	}
-	_, err := c.conn.Write(out)
+	n, err := c.conn.Write(out)
+	c.s.stats.netOut.Add(int64(n))
 	c.s.mu.Lock()
 	c.out.Reset()
 	if cap(out) > 1<<20 {
@@ -318,7 +322,9 @@ func (c *Client) waitBlocked() bool {
 		return false
 	}
 	if len(earlier) > 0 {
-		if _, err := c.conn.Write(earlier); err != nil {
+		n, err := c.conn.Write(earlier)
+		s.stats.netOut.Add(int64(n))
+		if err != nil {
 			return false
 		}
 	}
@@ -361,6 +367,19 @@ func (c *Client) waitBlocked() bool {
 			s.mu.Unlock()
 		}
 	}
+}
+
+// countingReader counts the bytes clients send, for INFO's
+// total_net_input_bytes.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // noteQueryBuffer publishes how many input bytes wait unparsed, for

@@ -318,7 +318,7 @@ func clientUnblockCommand(x *Ctx) {
 			return
 		}
 	} else if len(x.argv) > 4 {
-		x.error(resp.ErrSyntax)
+		x.error(resp.SubcommandSyntax("client", x.argv[1]))
 		return
 	}
 	target := x.s.clients[id]
@@ -474,6 +474,9 @@ func parseKillFilter(x *Ctx) (killFilter, string) {
 		case "laddr":
 			f.laddr = val
 		case "user":
+			if val != "default" {
+				return f, fmt.Sprintf("ERR No such user '%s'", val)
+			}
 			f.user = val
 		case "type":
 			f.typ = strings.ToLower(val)
@@ -482,8 +485,11 @@ func parseKillFilter(x *Ctx) (killFilter, string) {
 			}
 		case "maxage":
 			n, ok := resp.ParseInt(x.argv[i+1])
-			if !ok || n < 0 {
-				return f, resp.ErrNotInteger
+			if !ok {
+				return f, "ERR maxage is not an integer or out of range"
+			}
+			if n <= 0 {
+				return f, "ERR maxage should be greater than 0"
 			}
 			f.maxAge = n
 		case "skipme":

@@ -156,7 +156,11 @@ func scanCommand(x *Ctx) {
 			}
 			count = int(min(n, math.MaxInt32))
 		case "type":
-			typ = x.arg(i + 1)
+			typ = strings.ToLower(x.arg(i + 1))
+			if !knownTypeName(typ) {
+				x.error(fmt.Sprintf("ERR unknown type name '%s'", x.argv[i+1]))
+				return
+			}
 		default:
 			x.error(resp.ErrSyntax)
 			return
@@ -200,6 +204,16 @@ func (x *Ctx) scanPage(cursor uint64, count int, match []byte, typ string) ([]st
 		return true
 	})
 	return out, next
+}
+
+// knownTypeName reports the type names Redis knows, whether or not
+// redstream serves that type (SCAN TYPE hash simply finds nothing).
+func knownTypeName(t string) bool {
+	switch t {
+	case "string", "list", "set", "zset", "hash", "stream":
+		return true
+	}
+	return false
 }
 
 func renameCommand(x *Ctx) { rename(x, false) }
@@ -426,16 +440,36 @@ func objectCommand(x *Ctx) {
 	case "object|freq":
 		x.error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 	case "object|refcount":
-		x.w.Int(1)
+		x.w.Int(refcount(o))
 	}
+}
+
+// refcount answers OBJECT REFCOUNT: Redis shares the integers 0..9999
+// between keys and reports them with INT_MAX; everything else has one
+// reference.
+func refcount(o *Object) int64 {
+	if v, ok := o.value.([]byte); ok && !o.rawStr {
+		if n, isInt := resp.ParseInt(v); isInt && n >= 0 && n < 10000 {
+			return math.MaxInt32
+		}
+	}
+	return 1
 }
 
 func objectHelpCommand(x *Ctx) {
 	writeHelp(x.w, "OBJECT", []string{
-		"ENCODING <key>", "    Return the kind of internal representation used in order to store the value associated with a <key>.",
-		"FREQ <key>", "    Return the access frequency index of the <key>. The returned integer is proportional to the logarithm of the recent access frequency of the key.",
-		"IDLETIME <key>", "    Return the idle time of the <key>, that is the approximated number of seconds elapsed since the last access to the key.",
-		"REFCOUNT <key>", "    Return the number of references of the value associated with the specified <key>.",
+		"ENCODING <key>",
+		"    Return the kind of internal representation used in order to store the value",
+		"    associated with a <key>.",
+		"FREQ <key>",
+		"    Return the access frequency index of the <key>. The returned integer is",
+		"    proportional to the logarithm of the recent access frequency of the key.",
+		"IDLETIME <key>",
+		"    Return the idle time of the <key>, that is the approximated number of",
+		"    seconds elapsed since the last access to the key.",
+		"REFCOUNT <key>",
+		"    Return the number of references of the value associated with the specified",
+		"    <key>.",
 	})
 }
 

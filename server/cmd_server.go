@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -80,7 +81,7 @@ func commandInfoCommand(x *Ctx) {
 		if c := x.s.findCommand(name); c != nil {
 			writeCommandInfo(x.w, c)
 		} else {
-			x.w.NullArray()
+			x.w.Null()
 		}
 	}
 }
@@ -154,12 +155,14 @@ func writeKeySpecs(w *resp.Writer, c *Command) {
 	w.Set(1)
 	w.Map(3)
 	w.BulkString("flags")
-	flag := "RO"
 	if c.Flags&FlagWrite != 0 {
-		flag = "RW"
+		w.Set(1)
+		w.Status("RW")
+	} else {
+		w.Set(2)
+		w.Status("RO")
+		w.Status("access")
 	}
-	w.Set(1)
-	w.Status(flag)
 	w.BulkString("begin_search")
 	w.Map(2)
 	w.BulkString("type")
@@ -215,8 +218,12 @@ func commandDocsCommand(x *Ctx) {
 
 func writeCommandDocs(w *resp.Writer, c *Command) {
 	subs := c.sortedSubs()
+	args := parseSyntax(c.Syntax)
 	n := 4
 	if len(subs) > 0 {
+		n++
+	}
+	if len(args) > 0 {
 		n++
 	}
 	w.Map(n)
@@ -228,6 +235,10 @@ func writeCommandDocs(w *resp.Writer, c *Command) {
 	w.BulkString(c.Group)
 	w.BulkString("complexity")
 	w.BulkString("")
+	if len(args) > 0 {
+		w.BulkString("arguments")
+		writeDocArgs(w, args)
+	}
 	if len(subs) > 0 {
 		w.BulkString("subcommands")
 		w.Map(len(subs))
@@ -238,20 +249,25 @@ func writeCommandDocs(w *resp.Writer, c *Command) {
 	}
 }
 
+// commandGetkeysCommand checks in Redis's order: the command exists, it
+// has keys at all, the arity fits, the keys can be found.
 func commandGetkeysCommand(x *Ctx) {
 	argv := x.argv[2:]
-	cmd, _ := x.s.lookupCommand(argv)
-	if cmd == nil {
-		if x.s.findCommand(argv[0]) == nil {
-			x.error("ERR Invalid command specified")
-		} else {
-			x.error("ERR Invalid number of arguments specified for command")
-		}
+	cmd, errText := x.s.lookupCommand(argv)
+	switch {
+	case cmd == nil:
+		x.error("ERR Invalid command specified")
+		return
+	case cmd.First == 0 && cmd.Keys == nil:
+		x.error("ERR The command has no key arguments")
+		return
+	case errText != "":
+		x.error("ERR Invalid number of arguments specified for command")
 		return
 	}
 	pos := cmd.keyPositions(argv)
 	if len(pos) == 0 {
-		x.error("ERR The command has no key arguments")
+		x.error("ERR Invalid arguments specified for command")
 		return
 	}
 	x.w.Array(len(pos))
@@ -319,17 +335,30 @@ func commandHelpCommand(x *Ctx) {
 	})
 }
 
+// configGetCommand answers a plain name as it was typed (as Redis does:
+// CONFIG GET MAXCLIENTS returns "MAXCLIENTS") and a glob with the
+// parameters' own names.
 func configGetCommand(x *Ctx) {
 	seen := map[string]bool{}
 	var pairs [][2]string
+	add := func(name string, p *param) {
+		if !seen[strings.ToLower(name)] {
+			seen[strings.ToLower(name)] = true
+			pairs = append(pairs, [2]string{name, p.get(&x.s.cfg)})
+		}
+	}
 	for _, pat := range x.argv[2:] {
-		for _, p := range params {
-			for _, name := range []string{p.name, p.alias} {
-				if name == "" || seen[name] || !globMatch(pat, []byte(name), true) {
-					continue
+		if !bytes.ContainsAny(pat, "*?[") {
+			if p := lookupParam(string(pat)); p != nil {
+				add(string(pat), p)
+			}
+			continue
+		}
+		for i := range params {
+			for _, name := range []string{params[i].name, params[i].alias} {
+				if name != "" && globMatch(pat, []byte(name), true) {
+					add(name, &params[i])
 				}
-				seen[name] = true
-				pairs = append(pairs, [2]string{name, p.get(&x.s.cfg)})
 			}
 		}
 	}
@@ -467,7 +496,7 @@ func slowlogGetCommand(x *Ctx) {
 			count = x.s.slowlog.len()
 		}
 	} else if len(x.argv) > 3 {
-		x.error(resp.WrongArity("slowlog|get"))
+		x.error(resp.SubcommandSyntax("slowlog", x.argv[1]))
 		return
 	}
 	x.s.slowlog.write(x.w, count)
@@ -482,7 +511,11 @@ func slowlogResetCommand(x *Ctx) {
 
 func slowlogHelpCommand(x *Ctx) {
 	writeHelp(x.w, "SLOWLOG", []string{
-		"GET [<count>]", "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+		"GET [<count>]",
+		"    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+		"    Entries are made of:",
+		"    id, timestamp, time in microseconds, arguments array, client IP and port,",
+		"    client name",
 		"LEN", "    Return the length of the slowlog.",
 		"RESET", "    Reset the slowlog.",
 	})

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -148,7 +151,7 @@ func setGeneric(x *Ctx, key, value []byte, a setArgs) {
 	if a.keepTTL && o != nil {
 		keep = o.expireAt
 	}
-	obj := &Object{value: append([]byte(nil), value...)}
+	obj := &Object{value: cloneBytes(value)}
 	x.setKey(key, obj)
 	if at := max(a.expireAt, keep); at != 0 {
 		x.db.setExpire(string(key), obj, at)
@@ -172,7 +175,7 @@ func setnxCommand(x *Ctx) {
 		x.w.Int(0)
 		return
 	}
-	x.setKey(x.argv[1], &Object{value: append([]byte(nil), x.argv[2]...)})
+	x.setKey(x.argv[1], &Object{value: cloneBytes(x.argv[2])})
 	x.w.Int(1)
 }
 
@@ -290,6 +293,9 @@ func incrCommand(x *Ctx) {
 
 // storeString replaces key's string keeping its TTL (INCR, APPEND).
 func storeString(x *Ctx, key []byte, o *Object, v []byte) {
+	if v == nil {
+		v = []byte{} // an empty string, not a missing key
+	}
 	if o == nil {
 		x.setKey(key, &Object{value: v})
 		return
@@ -298,31 +304,109 @@ func storeString(x *Ctx, key []byte, o *Object, v []byte) {
 	x.modified(key)
 }
 
+// incrbyfloatCommand adds in Redis's long double: a 64-bit mantissa,
+// rounded to nearest even, printed as %.17Lf without trailing zeros — so
+// 3000.0 + 0.1 is "3000.10000000000000009" here exactly as in Redis.
 func incrbyfloatCommand(x *Ctx) {
-	by, ok := resp.ParseFloat(x.argv[2])
-	if !ok || math.IsInf(by, 0) {
-		x.error(resp.ErrNotFloat)
-		return
-	}
 	o, v, ok := x.str(x.argv[1])
 	if !ok {
 		return
 	}
-	cur := 0.0
+	cur := new(big.Float).SetPrec(longDoublePrec)
 	if o != nil {
-		if cur, ok = resp.ParseFloat(v); !ok || math.IsInf(cur, 0) {
+		if cur, ok = parseLongDouble(v); !ok {
 			x.error(resp.ErrNotFloat)
 			return
 		}
 	}
-	cur += by
-	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+	by, ok := parseLongDouble(x.argv[2])
+	if !ok {
+		x.error(resp.ErrNotFloat)
+		return
+	}
+	if cur.IsInf() || by.IsInf() {
 		x.error("ERR increment would produce NaN or Infinity")
 		return
 	}
-	out := strconv.AppendFloat(nil, cur, 'f', -1, 64)
+	sum := new(big.Float).SetPrec(longDoublePrec).SetMode(big.ToNearestEven).Add(cur, by)
+	if sum.MantExp(nil) > longDoubleMaxExp {
+		x.error("ERR increment would produce NaN or Infinity")
+		return
+	}
+	out := formatLongDouble(sum)
 	storeString(x, x.argv[1], o, out)
 	x.w.Bulk(out)
+}
+
+// The x87 extended format Redis's long double is on amd64.
+const (
+	longDoublePrec   = 64
+	longDoubleMaxExp = 16384
+	longDoubleMinExp = -16445 // below this a non-zero value underflows to 0
+)
+
+// parseLongDouble parses b the way string2ld does — the syntax rules of
+// resp.ParseFloat, but with long double's range, so 1e400 and 1e-400 are
+// numbers — rounding to a 64-bit mantissa.
+func parseLongDouble(b []byte) (*big.Float, bool) {
+	if len(b) == 0 || len(b) >= 5<<10 || b[0] == ' ' || bytes.ContainsAny(b, "_ \t\r\n") {
+		return nil, false
+	}
+	s := string(b)
+	if low := strings.ToLower(strings.TrimLeft(s, "+-")); strings.HasPrefix(low, "0x") && !strings.Contains(low, "p") {
+		s += "p0" // strtold takes hex without an exponent
+	}
+	if _, err := strconv.ParseFloat(s, 64); err != nil && !errors.Is(err, strconv.ErrRange) {
+		return nil, false // not a number; out of float64's range is fine
+	}
+	if low := strings.ToLower(strings.TrimLeft(s, "+-")); low == "nan" {
+		return nil, false
+	}
+	f, _, err := big.ParseFloat(s, 10, longDoublePrec, big.ToNearestEven)
+	if err != nil && !strings.HasPrefix(strings.ToLower(strings.TrimLeft(s, "+-")), "0x") {
+		return nil, false
+	}
+	if err != nil { // hex: big wants base 0 for the prefix
+		if f, _, err = big.ParseFloat(s, 0, longDoublePrec, big.ToNearestEven); err != nil {
+			return nil, false
+		}
+	}
+	if exp := f.MantExp(nil); !f.IsInf() && f.Sign() != 0 && (exp > longDoubleMaxExp || exp < longDoubleMinExp) {
+		return nil, false // outside long double: ERANGE
+	}
+	if f.Sign() == 0 && hasNonzeroMantissa(s) {
+		return nil, false
+	}
+	return f, true
+}
+
+// hasNonzeroMantissa reports a non-zero digit before any exponent (a
+// value that underflowed to zero).
+func hasNonzeroMantissa(s string) bool {
+	hex := strings.Contains(strings.ToLower(s), "0x")
+	for i, c := range strings.ToLower(s) {
+		switch {
+		case !hex && c == 'e', hex && c == 'p':
+			return false
+		case c >= '1' && c <= '9', hex && i > 1 && c >= 'a' && c <= 'f':
+			return true
+		}
+	}
+	return false
+}
+
+// formatLongDouble prints f as Redis's ld2string(LD_STR_HUMAN): "%.17Lf"
+// with trailing zeros (and a bare point) removed, "-0" as "0".
+func formatLongDouble(f *big.Float) []byte {
+	s := f.Text('f', 17)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(s, "0")
+		s = strings.TrimSuffix(s, ".")
+	}
+	if s == "-0" {
+		s = "0"
+	}
+	return []byte(s)
 }
 
 func mgetCommand(x *Ctx) {
@@ -357,7 +441,7 @@ func msetCommand(x *Ctx) {
 		}
 	}
 	for i := 1; i < len(x.argv); i += 2 {
-		x.setKey(x.argv[i], &Object{value: append([]byte(nil), x.argv[i+1]...)})
+		x.setKey(x.argv[i], &Object{value: cloneBytes(x.argv[i+1])})
 	}
 	if nx {
 		x.w.Int(1)
@@ -447,11 +531,12 @@ func setrangeCommand(x *Ctx) {
 	if !checkStringSize(x, off+int64(len(val))) {
 		return
 	}
-	need := int(off) + len(val)
-	nv := v
-	if len(nv) < need {
-		nv = append(nv, make([]byte, need-len(nv))...)
-	}
+	// A fresh buffer, never an in-place change: a snapshot being written
+	// in the background may still be reading the old bytes. (APPEND may
+	// extend in place: it writes only past the length a snapshot sees.)
+	need := max(int(off)+len(val), len(v))
+	nv := make([]byte, need)
+	copy(nv, v)
 	copy(nv[off:], val)
 	storeString(x, x.argv[1], o, nv)
 	x.db.keys[string(x.argv[1])].rawStr = true

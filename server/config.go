@@ -118,7 +118,7 @@ var params = []param{
 		}},
 	boolParam("protected-mode", true, func(c *Config) *bool { return &c.ProtectedMode }),
 	strParam("requirepass", true, func(c *Config) *string { return &c.RequirePass }),
-	intParam("maxclients", true, 1, math.MaxInt32, func(c *Config) *int { return &c.MaxClients }),
+	intParam("maxclients", true, 1, math.MaxUint32, func(c *Config) *int { return &c.MaxClients }),
 	intParam("timeout", true, 0, math.MaxInt32, func(c *Config) *int { return &c.Timeout }),
 	intParam("tcp-keepalive", true, 0, math.MaxInt32, func(c *Config) *int { return &c.TCPKeepalive }),
 	intParam("databases", false, 1, math.MaxInt32, func(c *Config) *int { return &c.Databases }),

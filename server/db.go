@@ -113,7 +113,7 @@ func (x *Ctx) lookup(key []byte) *Object {
 		x.s.expireKey(x.db, string(key), x.now, x.replay)
 		return nil
 	}
-	if x.c == nil || !x.c.noTouch {
+	if x.c == nil || !x.c.noTouch || x.cmd.Name == "touch" { // TOUCH touches even under NO-TOUCH
 		o.access = x.now
 	}
 	return o

@@ -9,9 +9,10 @@ import (
 
 // lookupCommand finds the command argv names (the subcommand, for a
 // container such as CLIENT) and checks its arity. When there is no such
-// command, or the arity is wrong, it returns nil and Redis's error text.
-func (s *Server) lookupCommand(argv [][]byte) (*Command, string) {
-	cmd := s.commands[string(lowerName(argv[0]))]
+// command, or the arity is wrong, errText is Redis's reply; with a wrong
+// arity the command is returned too, so its rejected_calls can count it.
+func (s *Server) lookupCommand(argv [][]byte) (cmd *Command, errText string) {
+	cmd = s.commands[string(lowerName(argv[0]))]
 	if cmd == nil {
 		return nil, resp.UnknownCommand(argv)
 	}
@@ -24,7 +25,7 @@ func (s *Server) lookupCommand(argv [][]byte) (*Command, string) {
 	}
 	n := len(argv)
 	if (cmd.Arity > 0 && cmd.Arity != n) || n < -cmd.Arity {
-		return nil, resp.WrongArity(cmd.Name)
+		return cmd, resp.WrongArity(cmd.Name)
 	}
 	return cmd, ""
 }
@@ -55,60 +56,80 @@ func isTxControl(cmd *Command) bool {
 	return false
 }
 
-// process runs one request from c: the checks Redis's processCommand
-// makes, then MULTI queueing or execution, then service of the clients the
-// command unblocked. Lock should be held; the caller commits the log.
+// process runs one request from c, honouring CLIENT REPLY OFF/SKIP for
+// whatever it answers, refusals included. Lock should be held; the caller
+// commits the log.
 func (c *Client) process(argv [][]byte) {
+	mark := c.out.Mark()
+	skip := !isClientReply(argv) && c.beginReplyMode()
+	c.dispatch(argv)
+	if skip && c.blocked == nil {
+		c.out.Truncate(mark)
+	}
+}
+
+func isClientReply(argv [][]byte) bool {
+	return len(argv) >= 2 && bytes.EqualFold(argv[0], []byte("client")) && bytes.EqualFold(argv[1], []byte("reply"))
+}
+
+// dispatch makes the checks Redis's processCommand makes, then queues the
+// command in MULTI or executes it, then serves the clients it unblocked.
+func (c *Client) dispatch(argv [][]byte) {
 	s := c.s
 	if isHTTPProbe(argv[0]) {
+		// Redis drops such a client without answering anything of its
+		// pipeline: the replies waiting with this line go too.
 		s.logger.Warn("possible cross-protocol attack: closing a client that sent an HTTP request", "addr", c.raddr)
+		c.out.Reset()
 		c.quit = true
 		return
 	}
 	cmd, errText := s.lookupCommand(argv)
 	start := time.Now() // one clock read serves the record time, idle time and stats
 	c.lastInteraction = start
-	if cmd == nil {
+	if errText != "" {
+		if cmd != nil {
+			cmd.stat.rejected++
+		}
 		c.reject(errText)
 		return
 	}
 	c.lastCmd = cmd
-	switch {
-	case s.cfg.RequirePass != "" && !c.authed && cmd.Flags&FlagNoAuth == 0:
-		c.reject(resp.ErrNoAuth)
+	if msg := s.refusal(c, cmd); msg != "" {
+		c.reject(msg)
 		cmd.stat.rejected++
 		return
-	case cmd.Flags&FlagDenyOOM != 0 && s.cfg.MaxMemory > 0 && s.stats.usedMemory > s.cfg.MaxMemory:
-		// noeviction: refuse what would grow memory, keep serving the rest.
-		c.reject("OOM command not allowed when used memory > 'maxmemory'.")
-		cmd.stat.rejected++
-		return
-	case cmd.Flags&FlagWrite != 0 && s.log != nil && s.log.Err() != nil:
-		// The log cannot take writes (e.g. the disk is full): refuse them
-		// rather than acknowledge what cannot be made durable.
-		c.reject("MISCONF Errors writing to the AOF file: " + s.log.Err().Error())
-		cmd.stat.rejected++
-		return
-	case c.multi != nil && cmd.Flags&FlagNoMulti != 0:
-		c.reject("ERR Command not allowed inside a transaction")
-		cmd.stat.rejected++
-		return
-	case c.multi != nil && !isTxControl(cmd):
+	}
+	if c.multi != nil && !isTxControl(cmd) {
 		c.multi.queue(cmd, argv)
 		c.reply().Status("QUEUED")
 		return
 	}
-	mark := c.out.Mark()
-	skip := cmd.Name != "client|reply" && c.beginReplyMode()
 	x := c.newCtx(cmd, argv, start)
 	s.execute(x, start)
-	if skip {
-		c.out.Truncate(mark)
-	}
 	if x.blockKeys != nil {
 		s.blockClient(c, x)
 	}
 	s.serveReady()
+}
+
+// refusal is why cmd may not run for c now (auth, memory, a failing log,
+// MULTI), as Redis's error text, or "". Lock should be held.
+func (s *Server) refusal(c *Client, cmd *Command) string {
+	switch {
+	case s.cfg.RequirePass != "" && !c.authed && cmd.Flags&FlagNoAuth == 0:
+		return resp.ErrNoAuth
+	case cmd.Flags&FlagDenyOOM != 0 && s.cfg.MaxMemory > 0 && s.stats.usedMemory > s.cfg.MaxMemory:
+		// noeviction: refuse what would grow memory, keep serving the rest.
+		return "OOM command not allowed when used memory > 'maxmemory'."
+	case cmd.Flags&FlagWrite != 0 && s.log != nil && s.log.Err() != nil:
+		// The log cannot take writes (e.g. the disk is full): refuse them
+		// rather than acknowledge what cannot be made durable.
+		return "MISCONF Errors writing to the AOF file: " + s.log.Err().Error()
+	case c.multi != nil && cmd.Flags&FlagNoMulti != 0:
+		return "ERR Command not allowed inside a transaction"
+	}
+	return ""
 }
 
 // beginReplyMode reports whether the reply of the command about to run
@@ -132,7 +153,7 @@ func (c *Client) reject(msg string) {
 	if c.multi != nil {
 		c.multi.aborted = true
 	}
-	c.s.stats.errorReplies++
+	c.s.stats.countError(msg)
 	c.reply().Error(msg)
 }
 
@@ -162,7 +183,7 @@ func (s *Server) execute(x *Ctx, start time.Time) {
 	st.usec += elapsed.Microseconds()
 	if out := x.w.Bytes(); len(out) > mark && out[mark] == '-' {
 		st.failed++
-		s.stats.errorReplies++
+		s.stats.countError(string(out[mark+1 : min(len(out), mark+40)]))
 	}
 	s.stats.commands++
 	s.slowlog.record(s, x, elapsed)

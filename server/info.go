@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -227,8 +228,13 @@ func infoCommandstats(s *Server, b *strings.Builder) {
 }
 
 func infoErrorstats(s *Server, b *strings.Builder) {
-	if s.stats.errorReplies > 0 {
-		fmt.Fprintf(b, "errorstat_ERR:count=%d\r\n", s.stats.errorReplies)
+	codes := make([]string, 0, len(s.stats.errorCodes))
+	for code := range s.stats.errorCodes {
+		codes = append(codes, code)
+	}
+	sort.Strings(codes)
+	for _, code := range codes {
+		fmt.Fprintf(b, "errorstat_%s:count=%d\r\n", code, s.stats.errorCodes[code])
 	}
 }
 

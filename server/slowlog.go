@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redstream/redstream/resp"
@@ -39,7 +40,12 @@ func (l *slowlog) record(s *Server, x *Ctx, elapsed time.Duration) {
 	}
 	e := slowEntry{id: l.nextID, unix: x.now / 1000, micros: elapsed.Microseconds()}
 	l.nextID++
+	secret := secretArgs(x.cmd.Name, x.argv)
 	for i, a := range x.argv {
+		if secret[i] {
+			e.argv = append(e.argv, "(redacted)")
+			continue
+		}
 		if i == slowlogMaxArgc-1 && len(x.argv) > slowlogMaxArgc {
 			e.argv = append(e.argv, fmt.Sprintf("... (%d more arguments)", len(x.argv)-i))
 			break
@@ -57,6 +63,32 @@ func (l *slowlog) record(s *Server, x *Ctx, elapsed time.Duration) {
 	if max := s.cfg.SlowlogMaxLen; len(l.entries) > max {
 		l.entries = l.entries[:max]
 	}
+}
+
+// secretArgs marks the arguments that carry passwords, which Redis never
+// shows in the slow log: AUTH's, HELLO's AUTH pair, CONFIG SET
+// requirepass's value.
+func secretArgs(cmd string, argv [][]byte) map[int]bool {
+	secret := map[int]bool{}
+	switch cmd {
+	case "auth":
+		for i := 1; i < len(argv); i++ {
+			secret[i] = true
+		}
+	case "hello":
+		for i := 2; i+2 < len(argv); i++ {
+			if strings.EqualFold(string(argv[i]), "auth") {
+				secret[i+1], secret[i+2] = true, true
+			}
+		}
+	case "config|set":
+		for i := 2; i+1 < len(argv); i += 2 {
+			if strings.EqualFold(string(argv[i]), "requirepass") {
+				secret[i+1] = true
+			}
+		}
+	}
+	return secret
 }
 
 func (l *slowlog) len() int { return len(l.entries) }

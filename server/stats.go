@@ -3,6 +3,7 @@ package server
 import (
 	"runtime/metrics"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -17,6 +18,7 @@ type stats struct {
 	keyspaceHits   int64
 	keyspaceMisses int64
 	errorReplies   int64
+	errorCodes     map[string]int64 // errorstats: replies per error code (ERR, WRONGTYPE, ...)
 	blockedClients int64
 	dirty          int64 // writes since the last save
 	usedMemory     int64 // live heap bytes, sampled by the cron (maxmemory)
@@ -59,11 +61,25 @@ func (st *stats) opsPerSec() int64 {
 	return int64(sum / float64(len(st.opsSamples)))
 }
 
+// countError counts an error reply under its code, the first word of
+// its text, as INFO errorstats does. Lock should be held.
+func (st *stats) countError(msg string) {
+	st.errorReplies++
+	code, _, _ := strings.Cut(msg, " ")
+	if st.errorCodes == nil {
+		st.errorCodes = map[string]int64{}
+	}
+	if len(st.errorCodes) < 128 || st.errorCodes[code] > 0 { // bounded, as Redis's is
+		st.errorCodes[code]++
+	}
+}
+
 // resetStats is CONFIG RESETSTAT. Lock should be held.
 func (s *Server) resetStats() {
 	st := &s.stats
 	st.connections, st.rejectedConns, st.commands = 0, 0, 0
 	st.expiredKeys, st.keyspaceHits, st.keyspaceMisses, st.errorReplies = 0, 0, 0, 0
+	st.errorCodes = nil
 	st.netIn.Store(0)
 	st.netOut.Store(0)
 	for _, c := range s.commands {

@@ -97,11 +97,19 @@ func (x *Ctx) countHit(hit bool) {
 	}
 }
 
+// cloneBytes copies b into a new slice that is never nil: a string value
+// of length zero must still read as a string, not as a missing key.
+func cloneBytes(b []byte) []byte {
+	c := make([]byte, len(b))
+	copy(c, b)
+	return c
+}
+
 // copyValue deep-copies a value for COPY.
 func copyValue(v any) any {
 	switch v := v.(type) {
 	case []byte:
-		return append([]byte(nil), v...)
+		return cloneBytes(v)
 	case *listpack.Quicklist:
 		var nodes []listpack.Listpack
 		v.Nodes(func(lp listpack.Listpack) bool {
