@@ -63,6 +63,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			serverCommand(),
 			commandsCommand(),
 			benchCommand(),
+			snapshotCommand(),
 		},
 		HideHelpCommand: true,
 	}
