@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/redstream/redstream/server"
@@ -17,39 +18,78 @@ import (
 // status.
 func Run(args []string) int {
 	app := newApp(os.Stdout, os.Stderr)
-	if err := app.Run(configFileLast(args)); err != nil {
+	if err := app.Run(flagsFirst(app, args)); err != nil {
 		fmt.Fprintln(os.Stderr, "redstream:", err)
 		return 1
 	}
 	return 0
 }
 
-// configFileLast lets `redstream server FILE --port 7000` work as
-// redis-server's `redis-server FILE --port 7000` does: urfave/cli stops
-// reading flags at the first plain argument, so move the config file
-// behind the flags. Every server flag takes a value.
-func configFileLast(args []string) []string {
-	if len(args) < 3 || args[1] != "server" {
+// flagsFirst moves plain arguments behind the flags of the command they
+// are given to, so `redstream aof check DIR --fix` and `redstream server
+// FILE --port 7000` (redis-server's order) work: urfave/cli stops reading
+// flags at the first plain argument. It knows which flags take a value
+// from the command's own definitions.
+func flagsFirst(app *ucli.App, args []string) []string {
+	if len(args) < 2 {
 		return args
 	}
-	out := []string{args[0], args[1]}
+	cmds, i := app.Commands, 1
+	var leaf *ucli.Command
+	for i < len(args) {
+		next := findCommand(cmds, args[i])
+		if next == nil {
+			break
+		}
+		leaf, cmds, i = next, next.Subcommands, i+1
+	}
+	if leaf == nil {
+		return args
+	}
+	out := append([]string(nil), args[:i]...)
 	var plain []string
-	for i := 2; i < len(args); i++ {
+	for ; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
 			plain = append(plain, args[i+1:]...)
 			i = len(args)
-		case strings.HasPrefix(a, "-") && !strings.Contains(a, "=") && a != "-h" && a != "--help" && i+1 < len(args):
-			out = append(out, a, args[i+1])
-			i++
-		case strings.HasPrefix(a, "-"):
+		case strings.HasPrefix(a, "-") && len(a) > 1:
 			out = append(out, a)
+			if takesValue(leaf, a) && i+1 < len(args) {
+				out = append(out, args[i+1])
+				i++
+			}
 		default:
 			plain = append(plain, a)
 		}
 	}
 	return append(out, plain...)
+}
+
+func findCommand(cmds []*ucli.Command, name string) *ucli.Command {
+	for _, c := range cmds {
+		if c.Name == name || slices.Contains(c.Aliases, name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// takesValue reports whether flag (as typed, "--name" or "-n") is one of
+// cmd's flags that needs a value in the next argument.
+func takesValue(cmd *ucli.Command, flag string) bool {
+	if strings.Contains(flag, "=") {
+		return false
+	}
+	name := strings.TrimLeft(flag, "-")
+	for _, f := range cmd.Flags {
+		if slices.Contains(f.Names(), name) {
+			_, isBool := f.(*ucli.BoolFlag)
+			return !isBool
+		}
+	}
+	return false
 }
 
 func newApp(stdout, stderr io.Writer) *ucli.App {
@@ -64,6 +104,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			commandsCommand(),
 			benchCommand(),
 			snapshotCommand(),
+			aofCommand(),
 		},
 		HideHelpCommand: true,
 	}

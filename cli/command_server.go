@@ -57,7 +57,7 @@ func runServer(c *ucli.Context) error {
 	}
 	defer dur.close()
 	srv, err := server.New(cfg, server.Options{Logger: logger, LogLevel: level, ConfigFile: file,
-		Log: dur.log(), PersistenceInfo: dur.info})
+		Log: dur.log(), PersistenceInfo: dur.info, Persister: dur})
 	if err != nil {
 		return err
 	}
@@ -72,12 +72,12 @@ func runServer(c *ucli.Context) error {
 		addrs = append(addrs, a.Network()+"://"+a.String())
 	}
 	logger.Info("ready to accept connections", "addr", strings.Join(addrs, ","))
-	return serveUntilStopped(srv, logger)
+	return serveUntilStopped(srv, dur, logger)
 }
 
 // serveUntilStopped serves until SIGTERM/SIGINT or a SHUTDOWN command,
 // then closes the server cleanly.
-func serveUntilStopped(srv *server.Server, logger *slog.Logger) error {
+func serveUntilStopped(srv *server.Server, dur *durability, logger *slog.Logger) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
@@ -86,6 +86,12 @@ func serveUntilStopped(srv *server.Server, logger *slog.Logger) error {
 	select {
 	case sig := <-sigs:
 		logger.Warn("received signal, shutting down", "signal", sig.String())
+		// As Redis does on SIGTERM: save first when save points are set.
+		if dur.cfg.Save != "" {
+			if err := dur.Save(srv.Freeze(nil)); err != nil {
+				logger.Error("error trying to save the DB before shutting down", "err", err)
+			}
+		}
 	case why := <-srv.ShutdownRequested():
 		logger.Warn("shutting down", "reason", why)
 	case err := <-served:

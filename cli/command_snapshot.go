@@ -28,7 +28,7 @@ func snapshotCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:        "snapshot",
 		Usage:       "work with RDB snapshot files",
-		Subcommands: []*ucli.Command{snapshotInspectCommand()},
+		Subcommands: []*ucli.Command{snapshotSaveCommand(), snapshotInspectCommand(), snapshotRestoreCommand()},
 	}
 }
 

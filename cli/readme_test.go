@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -38,17 +39,21 @@ func TestREADMECommands(t *testing.T) {
 	t.Errorf("README.md's command list is out of date with the command table; run `make readme`")
 }
 
-func TestConfigFileLast(t *testing.T) {
+func TestFlagsFirst(t *testing.T) {
+	app := newApp(io.Discard, io.Discard)
 	cases := []struct{ in, want string }{
 		{"rs server a.conf --port 7000", "rs server --port 7000 a.conf"},
 		{"rs server --port 7000 a.conf", "rs server --port 7000 a.conf"},
 		{"rs server a.conf --port=7000 --bind x", "rs server --port=7000 --bind x a.conf"},
 		{"rs server", "rs server"},
+		{"rs aof check DIR --fix --yes", "rs aof check --fix --yes DIR"},
+		{"rs snapshot restore F --dir D --force", "rs snapshot restore --dir D --force F"},
 		{"rs bench --rounds 1", "rs bench --rounds 1"},
+		{"rs nosuch x --y", "rs nosuch x --y"},
 	}
 	for _, c := range cases {
-		if got := strings.Join(configFileLast(strings.Fields(c.in)), " "); got != c.want {
-			t.Errorf("configFileLast(%q) = %q, want %q", c.in, got, c.want)
+		if got := strings.Join(flagsFirst(app, strings.Fields(c.in)), " "); got != c.want {
+			t.Errorf("flagsFirst(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

@@ -5,9 +5,15 @@ package listpack
 // index reads one contiguous array instead of touching every listpack's
 // header (a cache miss per node). Eight KiB nodes make the array about
 // 1/250th of the data, and the GC sees one pointer per node.
+//
+// gen is the snapshot epoch in which the live list last got private bytes
+// for the node (created it, or cloned it): the node may be changed in
+// place only while gen equals the list's epoch; see Snapshot. It fits in
+// the padding after count, so a node is still 32 bytes.
 type qnode struct {
 	lp    Listpack
 	count uint32
+	gen   uint32
 }
 
 // nodeDeque stores the nodes in order in one array, with free slots kept

@@ -4,6 +4,7 @@ package listpack
 // counts from the tail; i == Len() appends. It returns false, changing
 // nothing, if i is out of range.
 func (q *Quicklist) Insert(i int, v []byte) bool {
+	q.mustWrite()
 	if i == q.count {
 		q.PushTail(v)
 		return true
@@ -21,6 +22,7 @@ func (q *Quicklist) Insert(i int, v []byte) bool {
 // the same as Insert(i+1, v): at a node boundary the two choose different
 // nodes, and matching Redis's choice keeps node layouts alike.
 func (q *Quicklist) InsertAfter(i int, v []byte) bool {
+	q.mustWrite()
 	i, ok := q.norm(i)
 	if ok {
 		q.beforeAdd(len(v), 1)
@@ -124,8 +126,9 @@ func (q *Quicklist) splitInsert(k, local int, v []byte, after bool) {
 // new node (with room for extra more bytes) and returns it.
 func (q *Quicklist) cutTail(k, at, extra int) qnode {
 	nd := q.nodes.at(k)
+	q.own(nd)
 	off := nd.lp.Seek(at)
-	nn := fromEntries(nd.lp[off:len(nd.lp)-1], int(nd.count)-at, extra)
+	nn := q.fromEntries(nd.lp[off:len(nd.lp)-1], int(nd.count)-at, extra)
 	nd.lp = nd.lp.splice(off, len(nd.lp)-1-off, 0)
 	nd.lp.setCount(at)
 	nd.count = uint32(at)
@@ -136,21 +139,23 @@ func (q *Quicklist) cutTail(k, at, extra int) qnode {
 // (with room for extra more bytes) and returns it.
 func (q *Quicklist) cutHead(k, at, extra int) qnode {
 	nd := q.nodes.at(k)
+	q.own(nd)
 	off := nd.lp.Seek(at)
-	nn := fromEntries(nd.lp[hdrSize:off], at, extra)
+	nn := q.fromEntries(nd.lp[hdrSize:off], at, extra)
 	nd.lp = nd.lp.splice(hdrSize, off-hdrSize, 0)
 	nd.count -= uint32(at)
 	nd.lp.setCount(int(nd.count))
 	return nn
 }
 
-// fromEntries builds a node from raw entry bytes holding n entries.
-func fromEntries(body []byte, n, extra int) qnode {
+// fromEntries builds a node, private to the live list, from raw entry
+// bytes holding n entries.
+func (q *Quicklist) fromEntries(body []byte, n, extra int) qnode {
 	lp := newWithCap(emptySize + len(body) + extra)
 	lp = lp.splice(hdrSize, 0, len(body))
 	copy(lp[hdrSize:], body)
 	lp.setCount(n)
-	return qnode{lp: lp, count: uint32(n)}
+	return qnode{lp: lp, count: uint32(n), gen: q.gen}
 }
 
 // mergeAround tries, as Redis does after a split, to merge the two nodes
@@ -176,7 +181,9 @@ func (q *Quicklist) mergeAround(c int) int {
 }
 
 // merge joins node k+1 onto node k. The bytes are moved into whichever
-// node has more elements, as Redis does, to move fewer bytes.
+// node has more elements, as Redis does, to move fewer bytes; only that
+// node's bytes are written (ensureRoom makes them private first), and node
+// k takes them over with their ownership.
 func (q *Quicklist) merge(k int) {
 	a, b := q.nodes.at(k), q.nodes.at(k+1)
 	if a.count >= b.count {
@@ -184,7 +191,7 @@ func (q *Quicklist) merge(k int) {
 		a.lp = Concat(a.lp, b.lp)
 	} else {
 		q.ensureRoom(b, len(a.lp)-emptySize)
-		a.lp = concatFront(a.lp, b.lp)
+		a.lp, a.gen = concatFront(a.lp, b.lp), b.gen
 	}
 	a.count += b.count
 	q.nodes.remove(k + 1)

@@ -67,6 +67,7 @@ func (q *Quicklist) Iter(reverse bool, fn func(i int, v []byte) bool) {
 // tail, count == 0 all of them. It returns how many were removed.
 // Elements compare as strings: v "10" matches a stored 10, "010" does not.
 func (q *Quicklist) RemoveValue(v []byte, count int) int {
+	q.mustWrite()
 	limit := count
 	if limit < 0 {
 		limit = -limit
@@ -97,6 +98,7 @@ func (q *Quicklist) removeForward(m matcher, limit int) int {
 				off = nd.lp.Next(off)
 				continue
 			}
+			q.own(nd) // only nodes with a match are cloned; offsets survive
 			nd.lp = nd.lp.Delete(off)
 			nd.count--
 			removed++
@@ -118,6 +120,7 @@ func (q *Quicklist) removeBackward(m matcher, limit int) int {
 		for off := nd.lp.Last(); off >= 0 && removed < limit; {
 			prev := nd.lp.Prev(off) // unaffected by deleting at off
 			if m.match(nd.lp, off) {
+				q.own(nd)
 				nd.lp = nd.lp.Delete(off)
 				nd.count--
 				removed++
@@ -160,6 +163,7 @@ func (m matcher) match(lp Listpack, off int) bool {
 // cut short. It returns how many elements were deleted. Whole nodes in the
 // range are dropped without being walked.
 func (q *Quicklist) DeleteRange(start, n int) int {
+	q.mustWrite()
 	defer q.afterRemove(true) // LTRIM checks the encoding even if it deletes nothing
 	start, ok := q.norm(start)
 	if !ok || n <= 0 {
@@ -175,6 +179,7 @@ func (q *Quicklist) DeleteRange(start, n int) int {
 			q.nodes.remove(k)
 			continue
 		}
+		q.own(nd)
 		nd.lp = nd.lp.DeleteRange(nd.lp.Seek(local), take)
 		nd.count -= uint32(take)
 		q.afterDelete(k, true)
@@ -211,7 +216,7 @@ func QuicklistFromNodes(fill int, nodes []Listpack) *Quicklist {
 		if n == 0 {
 			continue
 		}
-		q.nodes.insert(q.nodes.len(), qnode{lp: lp[:len(lp):len(lp)], count: uint32(n)})
+		q.nodes.insert(q.nodes.len(), qnode{lp: lp[:len(lp):len(lp)], count: uint32(n), gen: q.gen})
 		q.count += n
 	}
 	// Redis converts a loaded list to the encoding its size calls for: a

@@ -17,17 +17,21 @@ package listpack
 //     created next to it (it is then "sealed": full, and no longer an edge).
 
 // ensureRoom makes sure node nd can take extra more bytes without
-// reallocating inside a Listpack method.
+// reallocating inside a Listpack method, and that its bytes are the live
+// list's own (see own): when it must copy, it does both in one copy.
 func (q *Quicklist) ensureRoom(nd *qnode, extra int) {
-	need := len(nd.lp) + extra
-	if need <= cap(nd.lp) {
-		return
+	need, c := len(nd.lp)+extra, cap(nd.lp)
+	switch lim := q.byteLimit(); {
+	case need <= c:
+		if q.owns(nd) {
+			return
+		}
+	case need <= lim:
+		c = min(max(c+c/2, need), lim)
+	default:
+		c = need // past the node limit (a large value): no headroom
 	}
-	c := need // past the node limit (a large value): no headroom
-	if lim := q.byteLimit(); need <= lim {
-		c = min(max(cap(nd.lp)+cap(nd.lp)/2, need), lim)
-	}
-	nd.lp = append(Listpack(alloc(c)), nd.lp...)
+	q.realloc(nd, c)
 }
 
 // edgeBudget is the capacity to give a new head or tail node whose
@@ -54,33 +58,36 @@ func (q *Quicklist) newNode(v []byte, nb *qnode) qnode {
 	}
 	var lp Listpack
 	if cap(q.spare) >= c {
-		lp, q.spare = q.spare.reset(), nil
+		lp, q.spare = q.spare.reset(), nil // private: see dropNode
 	} else {
 		lp = newWithCap(c)
 	}
-	return qnode{lp: lp.Append(v), count: 1}
+	return qnode{lp: lp.Append(v), count: 1, gen: q.gen}
 }
 
 // seal trims the spare capacity of a node that has just stopped being the
 // head or tail, if that spare is big enough to be worth a copy.
 func (q *Quicklist) seal(nd *qnode) {
 	if free := cap(nd.lp) - len(nd.lp); free > 256 && free > cap(nd.lp)/8 {
-		nd.lp = append(Listpack(alloc(len(nd.lp))), nd.lp...)
+		q.realloc(nd, len(nd.lp))
 	}
 }
 
 // dropNode removes node k, which has become empty (or whose contents have
 // moved elsewhere). A list that still has several nodes keeps the buffer
 // as its spare, since queues empty nodes at one end while filling new ones
-// at the other; a list down to one node does not need one.
+// at the other; a list down to one node does not need one. Only a buffer
+// the live list owns may become the spare: one a view still sees must
+// never be handed out again.
 func (q *Quicklist) dropNode(k int) {
-	lp := q.nodes.at(k).lp
+	nd := q.nodes.at(k)
+	lp, owned := nd.lp, q.owns(nd)
 	q.nodes.remove(k)
 	lim := q.byteLimit()
 	switch c := cap(lp); {
 	case q.nodes.len() < 2:
 		q.spare = nil
-	case c >= lim/2 && c <= lim+lim/2 && c > cap(q.spare):
+	case owned && c >= lim/2 && c <= lim+lim/2 && c > cap(q.spare):
 		q.spare = lp[:0] // not a large value's buffer, which may be huge
 	}
 }
@@ -92,7 +99,7 @@ func (q *Quicklist) dropNode(k int) {
 // are dropped anyway, and the middle ones do not shrink through pops.
 func (q *Quicklist) shrink(nd *qnode) {
 	if c := cap(nd.lp); c >= 512 && len(nd.lp) < c/4 {
-		nd.lp = append(Listpack(alloc(len(nd.lp)+len(nd.lp)/2)), nd.lp...)
+		q.realloc(nd, len(nd.lp)+len(nd.lp)/2)
 	}
 }
 

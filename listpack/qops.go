@@ -7,6 +7,7 @@ import "strconv"
 // once per command from the total size of its values, so a command's
 // values should be passed in one call.
 func (q *Quicklist) PushHead(vs ...[]byte) {
+	q.mustWrite()
 	q.beforeAdd(totalLen(vs), len(vs))
 	for _, v := range vs {
 		q.pushHead(v)
@@ -15,6 +16,7 @@ func (q *Quicklist) PushHead(vs ...[]byte) {
 
 // PushTail adds copies of vs at the tail, in order (RPUSH).
 func (q *Quicklist) PushTail(vs ...[]byte) {
+	q.mustWrite()
 	q.beforeAdd(totalLen(vs), len(vs))
 	for _, v := range vs {
 		q.pushTail(v)
@@ -66,7 +68,10 @@ func (q *Quicklist) pushTail(v []byte) {
 // methods do this themselves; a command calls it directly only where
 // Redis checks even though nothing may be added (LINSERT whose pivot is
 // not found), to switch encoding at the same moment Redis does.
-func (q *Quicklist) BeforeAdd(addBytes, addCount int) { q.beforeAdd(addBytes, addCount) }
+func (q *Quicklist) BeforeAdd(addBytes, addCount int) {
+	q.mustWrite()
+	q.beforeAdd(addBytes, addCount)
+}
 
 // addEdgeNode puts a new node holding v at position k, which is 0 (new
 // head) or NodeCount() (new tail).
@@ -89,6 +94,7 @@ func (q *Quicklist) PopTail() ([]byte, bool) { return q.PopTailAppend(nil) }
 // caller can pop straight into a reply buffer without a copy per element.
 // It returns dst unchanged and false if the list is empty.
 func (q *Quicklist) PopHeadAppend(dst []byte) ([]byte, bool) {
+	q.mustWrite()
 	if q.count == 0 {
 		return dst, false
 	}
@@ -99,6 +105,7 @@ func (q *Quicklist) PopHeadAppend(dst []byte) ([]byte, bool) {
 
 // PopTailAppend is PopHeadAppend for the last element.
 func (q *Quicklist) PopTailAppend(dst []byte) ([]byte, bool) {
+	q.mustWrite()
 	if q.count == 0 {
 		return dst, false
 	}
@@ -115,9 +122,17 @@ func (q *Quicklist) popAt(k, off int, dst []byte) []byte {
 	return dst
 }
 
-// deleteEntry removes the entry at offset off of node k.
+// deleteEntry removes the entry at offset off of node k. A node losing
+// its only entry is dropped as it is: there is no point cloning the bytes
+// of a node a snapshot still sees (a large value's, say) only to empty it.
 func (q *Quicklist) deleteEntry(k, off int) {
 	nd := q.nodes.at(k)
+	if nd.count == 1 {
+		q.count--
+		q.dropNode(k)
+		return
+	}
+	q.own(nd)
 	nd.lp = nd.lp.Delete(off)
 	nd.count--
 	q.count--
@@ -179,6 +194,7 @@ func (q *Quicklist) Index(i int) ([]byte, bool) {
 // except when v must live alone (or the old value did), and re-checks the
 // encoding before (as for an added value) and after (as for a removal).
 func (q *Quicklist) Set(i int, v []byte) bool {
+	q.mustWrite()
 	if q.count == 0 {
 		return false // no key in Redis: LSET fails before any check
 	}
@@ -226,6 +242,7 @@ func (q *Quicklist) replaceWithLarge(k, local int, v []byte) {
 		return
 	}
 	nd := q.nodes.at(k)
+	q.own(nd)
 	nd.lp = nd.lp.Delete(nd.lp.Last())
 	nd.count--
 	q.mergeAround(k + 1)

@@ -40,15 +40,19 @@ const (
 // Values passed in are copied. Values passed to callbacks point into the
 // nodes and are valid only during the callback; the Quicklist must not be
 // modified from inside a callback. A Quicklist is not safe for concurrent
-// use, except that read-only methods may run concurrently with each other.
+// use, except that read-only methods may run concurrently with each other,
+// and that a view returned by Snapshot may be read from any goroutine
+// while the list it came from goes on changing.
 // The zero value is not ready for use: create lists with NewQuicklist or
 // QuicklistFromNodes.
 type Quicklist struct {
 	nodes  nodeDeque
 	count  int      // elements in all nodes
 	fill   int      // list-max-listpack-size, clamped
-	spare  Listpack // an emptied edge node kept for the next new edge node
+	spare  Listpack // an emptied edge node kept for the next new edge node; never seen by a view
+	gen    uint32   // snapshot epoch: nodes stamped with it are private to this list
 	packed bool     // in Redis's "listpack" encoding; see Encoding
+	frozen bool     // a read-only view made by Snapshot
 }
 
 // NewQuicklist returns an empty list whose nodes follow fill, a
@@ -65,6 +69,7 @@ func clampFill(fill int) int {
 // SetFill changes the node limit for later inserts, as CONFIG SET
 // list-max-listpack-size does. Existing nodes are left as they are.
 func (q *Quicklist) SetFill(fill int) {
+	q.mustWrite()
 	q.fill = clampFill(fill)
 	q.spare = nil
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,11 +72,18 @@ type AOF struct {
 	closed   bool
 	stats    AOFStats
 
+	rotations []rotation // increment switches queued by Rotate, oldest first
+	nextSeq   int64      // sequence number for the next file
+	incrBytes int64      // bytes in every increment the manifest lists
+	baseBytes int64      // bytes in the base file
+	rewriting bool
+
 	// Owned by the writer goroutine.
 	file File
 	size int64 // bytes of whole frames in the current increment
 
-	manifest manifest
+	manifestMu sync.Mutex // orders manifest rewrites (writer and rewrite)
+	manifest   manifest
 	kick     chan struct{}
 	stop     chan struct{}
 	stopped  chan struct{}
@@ -118,7 +126,36 @@ func OpenAOF(opt AOFOptions) (*AOF, error) {
 		}
 	}
 	a.manifest = m
+	a.nextSeq = m.nextSeq()
+	a.removeLeftovers()
 	return a, nil
+}
+
+// removeLeftovers deletes what a crash during a rewrite or a manifest
+// update left behind: AOF files (by our naming) the manifest does not
+// list, and temporary files. Nothing else in the directory is touched.
+func (a *AOF) removeLeftovers() {
+	listed := map[string]bool{}
+	if a.manifest.base != nil {
+		listed[a.manifest.base.name] = true
+	}
+	for _, f := range a.manifest.incrs {
+		listed[f.name] = true
+	}
+	entries, err := a.fs.ReadDir(a.opt.Dir)
+	if err != nil {
+		return
+	}
+	prefix := a.opt.Name + "."
+	for _, e := range entries {
+		name := e.Name()
+		ours := strings.HasPrefix(name, prefix) && name != a.opt.Name+".manifest" &&
+			(strings.HasSuffix(name, ".incr.aof") || strings.HasSuffix(name, ".base.rdb") || strings.HasSuffix(name, ".tmp"))
+		if ours && !listed[name] {
+			a.opt.Logger.Info("AOF: removing a file left by an interrupted rewrite", "file", name)
+			a.fs.Remove(filepath.Join(a.opt.Dir, name))
+		}
+	}
 }
 
 // Start opens the newest increment for appending and starts the writer.
@@ -223,20 +260,41 @@ func (a *AOF) writer() {
 	}
 }
 
-// flush writes every queued frame. On failure it cuts the file back to
-// its last whole frame, keeps the frames queued, records the error and
-// retries on the next tick: the server refuses writes meanwhile, and the
-// records are written once the disk has room again.
+// flush writes every queued frame, switching increment files at the
+// points Rotate marked.
 func (a *AOF) flush() {
+	for a.flushOnce() {
+	}
+}
+
+// flushOnce performs a due file switch, or writes the queued frames up to
+// the next switch point (or all of them). It reports whether it did
+// anything, so flush loops until nothing is left. On failure it cuts the
+// file back to its last whole frame, keeps the frames queued, records the
+// error and leaves the retry to the next tick: the server refuses writes
+// meanwhile, and the records are written once the disk has room again.
+func (a *AOF) flushOnce() bool {
 	a.mu.Lock()
+	if len(a.rotations) > 0 && a.rotations[0].at == 0 {
+		r := a.rotations[0]
+		a.mu.Unlock()
+		return a.rotateFile(r)
+	}
 	if len(a.pending) == 0 {
 		a.mu.Unlock()
-		return
+		return false
+	}
+	cut, upto := len(a.pending), a.appended
+	if len(a.rotations) > 0 {
+		cut, upto = a.rotations[0].at, a.rotations[0].frame
 	}
 	// Swap buffers: appends continue into the spare while buf is written.
 	// The spare is handed out once; buf becomes the spare after the write.
-	buf, upto := a.pending, a.appended
-	a.pending, a.spare = a.spare[:0], nil
+	buf := a.pending[:cut]
+	a.pending, a.spare = append(a.spare[:0], a.pending[cut:]...), nil
+	for i := range a.rotations {
+		a.rotations[i].at -= cut
+	}
 	a.mu.Unlock()
 	n, err := a.file.Write(buf)
 	if err == nil && a.opt.Fsync == FsyncAlways {
@@ -244,7 +302,7 @@ func (a *AOF) flush() {
 	}
 	if err != nil {
 		a.failed(buf, upto, n, err)
-		return
+		return false
 	}
 	a.size += int64(n)
 	a.mu.Lock()
@@ -252,10 +310,12 @@ func (a *AOF) flush() {
 	if a.opt.Fsync == FsyncAlways {
 		a.synced = upto
 	}
+	a.incrBytes += int64(n)
 	a.recovered()
 	a.spare = buf[:0]
 	a.cond.Broadcast()
 	a.mu.Unlock()
+	return true
 }
 
 // failed handles a write or fsync error: nothing from buf counts as
@@ -269,6 +329,9 @@ func (a *AOF) failed(buf []byte, upto uint64, n int, err error) {
 	}
 	a.mu.Lock()
 	a.pending = append(buf, a.pending...)
+	for i := range a.rotations {
+		a.rotations[i].at += len(buf)
+	}
 	if a.err == nil {
 		a.opt.Logger.Error("AOF write failed; refusing writes until it succeeds", "err", err)
 	}

@@ -34,7 +34,7 @@ func (a *AOF) Load(loadBase func(r io.Reader) error, apply func(server.Record) e
 			return st, err
 		}
 	}
-	total := a.incrBytes()
+	total := a.diskIncrBytes()
 	p := progress{logger: a.opt.Logger, total: total, start: start, last: start}
 	for i, f := range a.manifest.incrs {
 		last := i == len(a.manifest.incrs)-1
@@ -45,6 +45,17 @@ func (a *AOF) Load(loadBase func(r io.Reader) error, apply func(server.Record) e
 			return st, err
 		}
 	}
+	a.mu.Lock()
+	a.incrBytes = total - st.DroppedBytes
+	if b := a.manifest.base; b != nil {
+		if f, err := a.fs.OpenFile(filepath.Join(a.opt.Dir, b.name), os.O_RDONLY, 0); err == nil {
+			if info, err := f.Stat(); err == nil {
+				a.baseBytes = info.Size()
+			}
+			f.Close()
+		}
+	}
+	a.mu.Unlock()
 	st.Elapsed = time.Since(start)
 	a.opt.Logger.Info("AOF loaded", "records", st.Records, "bytes", st.Bytes,
 		"seconds", fmt.Sprintf("%.3f", st.Elapsed.Seconds()))
@@ -67,7 +78,7 @@ func (a *AOF) loadBase(name string, loadBase func(io.Reader) error) error {
 	return nil
 }
 
-func (a *AOF) incrBytes() int64 {
+func (a *AOF) diskIncrBytes() int64 {
 	var total int64
 	for _, f := range a.manifest.incrs {
 		if fh, err := a.fs.OpenFile(filepath.Join(a.opt.Dir, f.name), os.O_RDONLY, 0); err == nil {

@@ -3,7 +3,6 @@ package persistence
 import (
 	"io"
 	"os"
-	"path/filepath"
 )
 
 // FS is the file system the AOF uses. Production code uses OSFS; tests
@@ -65,24 +64,9 @@ func (OSFS) SyncDir(dir string) error {
 // leaves either the old file or the new one: write a temporary file,
 // fsync it, rename it over path, fsync the directory.
 func writeFileAtomic(fs FS, path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
+	_, err := writeFileDurably(fs, path, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := fs.Rename(tmp, path); err != nil {
-		return err
-	}
-	return fs.SyncDir(filepath.Dir(path))
+	})
+	return err
 }

@@ -463,15 +463,36 @@ func (s *Server) flush(db *DB) {
 	db.reset()
 }
 
+// shutdownCommand saves first when save points are configured or SAVE is
+// given (never with NOSAVE); if that save fails the server keeps running,
+// unless FORCE. The AOF is flushed and fsync'd by the shutdown itself.
 func shutdownCommand(x *Ctx) {
+	var save, nosave, force bool
 	for _, a := range x.argv[1:] {
 		switch strings.ToLower(string(a)) {
-		case "nosave", "save", "now", "force":
+		case "nosave":
+			nosave = true
+		case "save":
+			save = true
+		case "now":
+		case "force":
+			force = true
 		case "abort":
 			x.error("ERR No shutdown in progress.")
 			return
 		default:
 			x.error(resp.ErrSyntax)
+			return
+		}
+	}
+	if nosave && save {
+		x.error(resp.ErrSyntax)
+		return
+	}
+	if points, _ := parseSavePoints(x.s.cfg.Save); !nosave && (save || len(points) > 0) && x.s.persist != nil {
+		if err := x.s.persist.Save(x.s.FreezeLocked(nil)); err != nil && !force {
+			x.s.logger.Error("error trying to save before shutting down", "err", err)
+			x.error("ERR Errors trying to SHUTDOWN. Check logs.")
 			return
 		}
 	}

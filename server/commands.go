@@ -204,7 +204,7 @@ func commandTable() map[string]*Command {
 func allSpecs() []spec {
 	var all []spec
 	for _, family := range [][]spec{
-		connectionSpecs, serverSpecs, keyspaceSpecs, transactionSpecs, stringSpecs, listSpecs,
+		connectionSpecs, serverSpecs, persistenceSpecs, keyspaceSpecs, transactionSpecs, stringSpecs, listSpecs,
 	} {
 		all = append(all, family...)
 	}

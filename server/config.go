@@ -15,65 +15,77 @@ import (
 // table (params) maps each directive to its field, so the config file,
 // CONFIG GET and CONFIG SET cannot disagree.
 type Config struct {
-	Port                   int
-	Bind                   []string // addresses; a leading '-' means "skip if unavailable"
-	UnixSocket             string
-	UnixSocketPerm         uint32
-	ProtectedMode          bool
-	RequirePass            string
-	MaxClients             int
-	Timeout                int // seconds a client may idle; 0 = forever
-	TCPKeepalive           int // seconds
-	Databases              int
-	Dir                    string
-	LogLevel               string
-	LogFile                string
-	ProtoMaxBulkLen        int64
-	ClientQueryBufferLimit int64
-	ListMaxListpackSize    int
-	StreamNodeMaxBytes     int
-	StreamNodeMaxEntries   int
-	Hz                     int
-	SlowlogSlowerThan      int64 // microseconds; negative disables
-	SlowlogMaxLen          int
-	MaxMemory              int64
-	MaxMemoryPolicy        string
-	LatencyTracking        bool
-	AppendOnly             bool   // keep an append-only file (the durability promise)
-	AppendFsync            string // always | everysec | no
-	AppendDirName          string
-	AppendFileName         string
-	AOFLoadTruncated       bool // cut a torn tail at load instead of refusing
+	Port                     int
+	Bind                     []string // addresses; a leading '-' means "skip if unavailable"
+	UnixSocket               string
+	UnixSocketPerm           uint32
+	ProtectedMode            bool
+	RequirePass              string
+	MaxClients               int
+	Timeout                  int // seconds a client may idle; 0 = forever
+	TCPKeepalive             int // seconds
+	Databases                int
+	Dir                      string
+	LogLevel                 string
+	LogFile                  string
+	ProtoMaxBulkLen          int64
+	ClientQueryBufferLimit   int64
+	ListMaxListpackSize      int
+	StreamNodeMaxBytes       int
+	StreamNodeMaxEntries     int
+	Hz                       int
+	SlowlogSlowerThan        int64 // microseconds; negative disables
+	SlowlogMaxLen            int
+	MaxMemory                int64
+	MaxMemoryPolicy          string
+	LatencyTracking          bool
+	AppendOnly               bool   // keep an append-only file (the durability promise)
+	AppendFsync              string // always | everysec | no
+	AppendDirName            string
+	AppendFileName           string
+	AOFLoadTruncated         bool // cut a torn tail at load instead of refusing
+	AutoAOFRewritePercentage int64
+	AutoAOFRewriteMinSize    int64
+	Save                     string // save points: "3600 1 300 100 60 10000", "" for none
+	DBFilename               string
+	RDBCompression           bool
+	RDBChecksum              bool
 }
 
 // DefaultConfig is what the server runs with when nothing is configured:
 // loopback only, data under ./data.
 func DefaultConfig() Config {
 	return Config{
-		Port:                   6379,
-		Bind:                   []string{"127.0.0.1", "-::1"},
-		UnixSocketPerm:         0o700,
-		ProtectedMode:          true,
-		MaxClients:             10000,
-		TCPKeepalive:           300,
-		Databases:              16,
-		Dir:                    "./data",
-		LogLevel:               "notice",
-		ProtoMaxBulkLen:        512 << 20,
-		ClientQueryBufferLimit: 1 << 30,
-		ListMaxListpackSize:    -2,
-		StreamNodeMaxBytes:     4096,
-		StreamNodeMaxEntries:   100,
-		Hz:                     10,
-		SlowlogSlowerThan:      10000,
-		SlowlogMaxLen:          128,
-		MaxMemoryPolicy:        "noeviction",
-		LatencyTracking:        true,
-		AppendOnly:             true,
-		AppendFsync:            "always",
-		AppendDirName:          "appendonlydir",
-		AppendFileName:         "appendonly.aof",
-		AOFLoadTruncated:       true,
+		Port:                     6379,
+		Bind:                     []string{"127.0.0.1", "-::1"},
+		UnixSocketPerm:           0o700,
+		ProtectedMode:            true,
+		MaxClients:               10000,
+		TCPKeepalive:             300,
+		Databases:                16,
+		Dir:                      "./data",
+		LogLevel:                 "notice",
+		ProtoMaxBulkLen:          512 << 20,
+		ClientQueryBufferLimit:   1 << 30,
+		ListMaxListpackSize:      -2,
+		StreamNodeMaxBytes:       4096,
+		StreamNodeMaxEntries:     100,
+		Hz:                       10,
+		SlowlogSlowerThan:        10000,
+		SlowlogMaxLen:            128,
+		MaxMemoryPolicy:          "noeviction",
+		LatencyTracking:          true,
+		AppendOnly:               true,
+		AppendFsync:              "always",
+		AppendDirName:            "appendonlydir",
+		AppendFileName:           "appendonly.aof",
+		AOFLoadTruncated:         true,
+		AutoAOFRewritePercentage: 100,
+		AutoAOFRewriteMinSize:    64 << 20,
+		Save:                     "3600 1 300 100 60 10000",
+		DBFilename:               "dump.rdb",
+		RDBCompression:           true,
+		RDBChecksum:              true,
 	}
 }
 
@@ -141,6 +153,21 @@ var params = []param{
 	fileName("appenddirname", "dirname", func(c *Config) *string { return &c.AppendDirName }),
 	fileName("appendfilename", "filename", func(c *Config) *string { return &c.AppendFileName }),
 	boolParam("aof-load-truncated", true, func(c *Config) *bool { return &c.AOFLoadTruncated }),
+	int64Param("auto-aof-rewrite-percentage", true, 0, math.MaxInt32, func(c *Config) *int64 { return &c.AutoAOFRewritePercentage }),
+	memParam("auto-aof-rewrite-min-size", true, 0, func(c *Config) *int64 { return &c.AutoAOFRewriteMinSize }),
+	{name: "save", mutable: true, multi: true,
+		get: func(c *Config) string { return c.Save },
+		set: func(c *Config, v []string) error {
+			joined := strings.Join(v, " ")
+			if _, ok := parseSavePoints(joined); !ok {
+				return errors.New("Invalid save parameters")
+			}
+			c.Save = strings.Join(strings.Fields(joined), " ")
+			return nil
+		}},
+	fileName("dbfilename", "filename", func(c *Config) *string { return &c.DBFilename }),
+	boolParam("rdbcompression", true, func(c *Config) *bool { return &c.RDBCompression }),
+	boolParam("rdbchecksum", false, func(c *Config) *bool { return &c.RDBChecksum }),
 }
 
 func lookupParam(name string) *param {

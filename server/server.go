@@ -33,6 +33,9 @@ type Options struct {
 	ConfigFile string         // shown in INFO and the banner
 	// PersistenceInfo supplies INFO persistence's AOF and RDB fields.
 	PersistenceInfo func() []InfoField
+	// Persister saves snapshots and rewrites the AOF; nil: SAVE and
+	// friends answer an error.
+	Persister Persister
 }
 
 // InfoField is one "name:value" line of INFO.
@@ -66,6 +69,7 @@ type Server struct {
 	logLevel    *slog.LevelVar
 	configFile  string
 	persistInfo func() []InfoField
+	persist     Persister
 	runID       string
 	started     time.Time
 	nextID      atomic.Int64
@@ -103,6 +107,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		logLevel:    opts.LogLevel,
 		configFile:  opts.ConfigFile,
 		persistInfo: opts.PersistenceInfo,
+		persist:     opts.Persister,
 		runID:       newRunID(),
 		started:     time.Now(),
 		cronDone:    make(chan struct{}),
@@ -279,6 +284,7 @@ func (s *Server) cron() {
 		s.mu.Lock()
 		s.activeExpire()
 		s.stats.sample()
+		s.persistCron(time.Now())
 		over := s.cfg.MaxMemory > 0 && s.stats.usedMemory > s.cfg.MaxMemory
 		if s.cfg.Hz != hz {
 			hz = s.cfg.Hz

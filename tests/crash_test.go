@@ -55,7 +55,8 @@ func TestKill9(t *testing.T) {
 			wg.Add(1)
 			go func() { defer wg.Done(); pushLoop(s, fmt.Sprintf("list:%d", w), acks, stop) }()
 		}
-		wg.Add(3)
+		wg.Add(4)
+		go func() { defer wg.Done(); rewriteLoop(s, rng.Int64(), stop) }()
 		go func() { defer wg.Done(); counterLoop(s, acks, stop) }()
 		go func() { defer wg.Done(); jobsProducer(s, cycle, acks, stop) }()
 		go func() { defer wg.Done(); jobsConsumer(s, acks, stop) }()
@@ -172,6 +173,31 @@ func counterLoop(s *Server, acks *ackLog, stop <-chan struct{}) {
 		acks.mu.Lock()
 		acks.counter = max(acks.counter, r.Int)
 		acks.mu.Unlock()
+	}
+}
+
+// rewriteLoop starts AOF rewrites and RDB saves at random moments, so
+// crashes also land in the middle of them.
+func rewriteLoop(s *Server, seed int64, stop <-chan struct{}) {
+	c, err := dialQuiet(s.Addr)
+	if err != nil {
+		return
+	}
+	defer c.Conn.Close()
+	rng := rand.New(rand.NewPCG(uint64(seed), 1))
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(time.Duration(5+rng.IntN(40)) * time.Millisecond): // a random moment between rewrites
+		}
+		cmd := "BGREWRITEAOF"
+		if rng.IntN(3) == 0 {
+			cmd = "BGSAVE"
+		}
+		if _, err := c.do(cmd); err != nil {
+			return
+		}
 	}
 }
 

@@ -1,0 +1,81 @@
+package listpack
+
+import (
+	"math"
+	"slices"
+)
+
+// Snapshot returns a read-only view of the list as it is now. It copies
+// the node headers (32 bytes a node) and shares the listpack bytes, so it
+// costs time and memory in proportion to the number of nodes, never to the
+// number of elements.
+//
+// The view supports every read method and may be read from any goroutine,
+// for as long as it is referenced, while the list it came from goes on
+// changing on its own goroutine: from now on the live list clones a node's
+// bytes before it first changes them, so nothing the view can see is ever
+// written again (see "Snapshots" in the package documentation). Several
+// views may be alive at once; a later one does not disturb an earlier one.
+// Calling a mutating method on a view panics. Snapshot of a view returns
+// the view itself.
+//
+// Snapshot itself belongs to the live list's goroutine, like any other
+// change to the list: it advances the list's snapshot epoch.
+func (q *Quicklist) Snapshot() *Quicklist {
+	if q.frozen {
+		return q
+	}
+	v := &Quicklist{count: q.count, fill: q.fill, packed: q.packed, frozen: true}
+	if n := q.nodes.len(); n > 0 {
+		v.nodes = nodeDeque{buf: slices.Clone(q.nodes.buf[q.nodes.lo:q.nodes.hi]), hi: n}
+	}
+	// Every node now in the list is shared with v: its gen is behind the
+	// new epoch. The spare is not in the list, so v does not see it, and
+	// it only ever holds a node that was private when it was dropped; it
+	// stays usable.
+	if q.gen == math.MaxUint32 {
+		// Wrapping around could make an old stamp look current again.
+		// Restamp every node as "before the epoch" (one pass over the
+		// headers, once every 4 billion snapshots of this list).
+		for k := range q.nodes.len() {
+			q.nodes.at(k).gen = 0
+		}
+		q.gen = 0
+	}
+	q.gen++
+	return v
+}
+
+// ReadOnly reports whether q is a view made by Snapshot.
+func (q *Quicklist) ReadOnly() bool { return q.frozen }
+
+// mustWrite panics if q is a view: every exported method that changes the
+// list calls it first.
+func (q *Quicklist) mustWrite() {
+	if q.frozen {
+		panic("listpack: mutating a read-only Quicklist snapshot (a view made by Snapshot); change the live list instead")
+	}
+}
+
+// owns reports whether node nd's bytes are private to the live list, so
+// that they may be changed in place: it created or cloned them since the
+// latest Snapshot, so no view can see them.
+func (q *Quicklist) owns(nd *qnode) bool { return nd.gen == q.gen }
+
+// own makes node nd's bytes private before they are changed: a node that
+// a view may still see is cloned (with the same capacity, so the list's
+// growth policy is unaffected). Every change to a node's bytes, appends
+// into spare capacity included (they rewrite the header and the
+// terminator), goes through own or ensureRoom, which calls it.
+func (q *Quicklist) own(nd *qnode) {
+	if !q.owns(nd) {
+		q.realloc(nd, cap(nd.lp))
+	}
+}
+
+// realloc moves node nd's bytes to a new buffer with capacity c (at least
+// their length) that belongs to the live list alone.
+func (q *Quicklist) realloc(nd *qnode, c int) {
+	nd.lp = append(Listpack(alloc(c)), nd.lp...)
+	nd.gen = q.gen
+}

@@ -1,0 +1,180 @@
+package server
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redstream/redstream/resp"
+)
+
+var persistenceSpecs = []spec{
+	{name: "save", arity: 1, flags: "admin noscript no_multi", group: "server", since: "1.0.0",
+		summary: "Synchronously saves the database(s) to disk.", run: saveCommand},
+	{name: "bgsave", arity: -1, flags: "admin noscript", group: "server", since: "1.0.0",
+		syntax: "[SCHEDULE]", summary: "Asynchronously saves the database(s) to disk.", run: bgsaveCommand},
+	{name: "lastsave", arity: 1, flags: "loading stale fast", group: "server", since: "1.0.0",
+		summary: "Returns the Unix timestamp of the last successful save to disk.", run: lastsaveCommand},
+	{name: "bgrewriteaof", arity: 1, flags: "admin noscript", group: "server", since: "1.0.0",
+		summary: "Asynchronously rewrites the append-only file to disk.", run: bgrewriteaofCommand},
+}
+
+// Persister is the durability layer's side of SAVE, BGSAVE, BGREWRITEAOF,
+// LASTSAVE, save points and auto-aof-rewrite: the server decides when
+// (the policy is configuration, which lives here), the persister knows
+// how. Its methods are called with the keyspace lock held: only Save may
+// block (it blocks the server, as Redis's SAVE does).
+type Persister interface {
+	// Save writes snap as the RDB file and returns once it is durable.
+	Save(snap *Snapshot) error
+	// BackgroundSave writes snap as the RDB file in the background.
+	BackgroundSave(snap *Snapshot) error
+	// BackgroundRewriteAOF freezes a snapshot with freeze, starting a new
+	// AOF increment in the same critical section, and writes it as the
+	// new AOF base in the background.
+	BackgroundRewriteAOF(freeze func(during func()) *Snapshot) error
+	// Status reports saves and rewrites for LASTSAVE, INFO and the cron.
+	Status() PersistStatus
+}
+
+// PersistStatus is the state of saves and AOF rewrites.
+type PersistStatus struct {
+	Saving, Rewriting bool
+	LastSave          time.Time // last successful RDB save (or load at startup)
+	LastSaveOK        bool      // the last save attempt succeeded
+	LastSaveTry       time.Time // last save attempt, successful or not
+	AOFEnabled        bool
+	AOFBase, AOFSize  int64 // for auto-aof-rewrite
+}
+
+// Errors a Persister returns for work already under way.
+var (
+	ErrSaveInProgress    = errors.New("Background save already in progress")
+	ErrRewriteInProgress = errors.New("Background append only file rewriting already in progress")
+	ErrAOFDisabled       = errors.New("AOF is disabled (appendonly no)")
+)
+
+func saveCommand(x *Ctx) {
+	p := x.s.persist
+	if p == nil {
+		x.error("ERR no persistence configured")
+		return
+	}
+	if p.Status().Saving {
+		x.error("ERR Background save already in progress")
+		return
+	}
+	snap := x.s.FreezeLocked(nil)
+	if err := p.Save(snap); err != nil {
+		x.s.logger.Error("SAVE failed", "err", err)
+		x.error("ERR")
+		return
+	}
+	x.s.SavedLocked(snap)
+	x.w.OK()
+}
+
+func bgsaveCommand(x *Ctx) {
+	p := x.s.persist
+	if len(x.argv) > 2 || (len(x.argv) == 2 && !strings.EqualFold(x.arg(1), "schedule")) {
+		x.error(resp.ErrSyntax)
+		return
+	}
+	if p == nil {
+		x.error("ERR no persistence configured")
+		return
+	}
+	if p.Status().Saving {
+		x.error("ERR Background save already in progress")
+		return
+	}
+	if err := p.BackgroundSave(x.s.FreezeLocked(nil)); err != nil {
+		x.error("ERR " + err.Error())
+		return
+	}
+	x.w.Status("Background saving started")
+}
+
+func lastsaveCommand(x *Ctx) {
+	if x.s.persist == nil {
+		x.w.Int(x.s.started.Unix())
+		return
+	}
+	x.w.Int(x.s.persist.Status().LastSave.Unix())
+}
+
+func bgrewriteaofCommand(x *Ctx) {
+	p := x.s.persist
+	if p == nil {
+		x.error("ERR no persistence configured")
+		return
+	}
+	err := p.BackgroundRewriteAOF(x.s.FreezeLocked)
+	switch {
+	case errors.Is(err, ErrRewriteInProgress):
+		x.error("ERR Background append only file rewriting already in progress")
+	case err != nil:
+		x.error("ERR " + err.Error())
+	default:
+		x.w.Status("Background append only file rewriting started")
+	}
+}
+
+// savePoint is one "save <seconds> <changes>" rule.
+type savePoint struct {
+	seconds int64
+	changes int64
+}
+
+// parseSavePoints parses the save directive ("3600 1 300 100", or "" for
+// none).
+func parseSavePoints(s string) ([]savePoint, bool) {
+	words := strings.Fields(s)
+	if len(words)%2 != 0 {
+		return nil, false
+	}
+	var out []savePoint
+	for i := 0; i < len(words); i += 2 {
+		secs, err1 := strconv.ParseInt(words[i], 10, 64)
+		changes, err2 := strconv.ParseInt(words[i+1], 10, 64)
+		if err1 != nil || err2 != nil || secs < 1 || changes < 0 {
+			return nil, false
+		}
+		out = append(out, savePoint{secs, changes})
+	}
+	return out, true
+}
+
+// persistCron applies the save points and auto-aof-rewrite, as Redis's
+// serverCron does: a BGSAVE when enough changes are old enough (not
+// sooner than 5 s after a failed one), an AOF rewrite when the AOF has
+// grown enough past its last base. Lock should be held.
+func (s *Server) persistCron(now time.Time) {
+	p := s.persist
+	if p == nil {
+		return
+	}
+	st := p.Status()
+	if !st.Saving && s.stats.dirty > 0 && (st.LastSaveOK || now.Sub(st.LastSaveTry) > 5*time.Second) {
+		points, _ := parseSavePoints(s.cfg.Save)
+		for _, sp := range points {
+			if s.stats.dirty >= sp.changes && now.Sub(st.LastSave) >= time.Duration(sp.seconds)*time.Second {
+				s.logger.Info("save point reached; saving in the background", "changes", s.stats.dirty, "seconds", sp.seconds)
+				if err := p.BackgroundSave(s.FreezeLocked(nil)); err != nil {
+					s.logger.Warn("background save did not start", "err", err)
+				}
+				break
+			}
+		}
+	}
+	if st.AOFEnabled && !st.Rewriting && s.cfg.AutoAOFRewritePercentage > 0 && st.AOFSize > s.cfg.AutoAOFRewriteMinSize {
+		base := max(st.AOFBase, 1)
+		if growth := (st.AOFSize - base) * 100 / base; growth >= s.cfg.AutoAOFRewritePercentage {
+			s.logger.Info("starting automatic AOF rewrite", "growth_percent", growth, "size", st.AOFSize)
+			if err := p.BackgroundRewriteAOF(s.FreezeLocked); err != nil {
+				s.logger.Warn("AOF rewrite did not start", "err", err)
+			}
+		}
+	}
+}
