@@ -148,6 +148,20 @@ var cfgSetCases = []cfgSetCase{
 	{name: "aof-load-truncated", args: cfgArgs("no"), get: "no"},
 	{name: "aof-load-truncated", args: cfgArgs("yes"), get: "yes"},
 	{name: "aof-load-truncated", args: cfgArgs("maybe"), bad: true, errText: "argument must be 'yes' or 'no'"},
+	{name: "auto-aof-rewrite-percentage", args: cfgArgs("0"), get: "0"},
+	{name: "auto-aof-rewrite-percentage", args: cfgArgs("-1"), bad: true, errText: "argument must be between 0 and 2147483647 inclusive"},
+	{name: "auto-aof-rewrite-min-size", args: cfgArgs("1mb"), get: "1048576"},
+	{name: "auto-aof-rewrite-min-size", args: cfgArgs("lots"), bad: true, errText: "argument must be a memory value"},
+	{name: "save", args: cfgArgs("3600", "1", "300", "100"), get: "3600 1 300 100"},
+	{name: "save", args: cfgArgs("60 1000"), get: "60 1000"},
+	{name: "save", args: cfgArgs(""), get: ""},
+	{name: "save", args: cfgArgs("60"), bad: true, errText: "Invalid save parameters"},
+	{name: "save", args: cfgArgs("x", "1"), bad: true, errText: "Invalid save parameters"},
+	{name: "dbfilename", args: cfgArgs("snap.rdb"), get: "snap.rdb"},
+	{name: "dbfilename", args: cfgArgs("../x.rdb"), bad: true, errText: "dbfilename can't be a path, just a filename"},
+	{name: "rdbcompression", args: cfgArgs("no"), get: "no"},
+	{name: "rdbcompression", args: cfgArgs("sometimes"), bad: true, errText: "argument must be 'yes' or 'no'"},
+	{name: "rdbchecksum", args: cfgArgs("no"), get: "no"},
 }
 
 func TestConfigSetGet(t *testing.T) {
@@ -268,7 +282,7 @@ func TestConfigNamesAndArgs(t *testing.T) {
 		if err := cfg.Set(name, nil); !errors.Is(err, ErrParamArgs) {
 			t.Errorf("Set(%q, no args) = %v, want ErrParamArgs", name, err)
 		}
-		if name == "bind" {
+		if name == "bind" || name == "save" { // several words: "save 3600 1 300 100"
 			continue
 		}
 		v, _ := cfg.Get(name)
