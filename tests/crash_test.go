@@ -56,7 +56,8 @@ func TestKill9(t *testing.T) {
 			go func() { defer wg.Done(); pushLoop(s, fmt.Sprintf("list:%d", w), acks, stop) }()
 		}
 		wg.Add(4)
-		go func() { defer wg.Done(); rewriteLoop(s, rng.Int64(), stop) }()
+		seed := rng.Int64() // drawn here: rng is not shared with the goroutines
+		go func() { defer wg.Done(); rewriteLoop(s, seed, stop) }()
 		go func() { defer wg.Done(); counterLoop(s, acks, stop) }()
 		go func() { defer wg.Done(); jobsProducer(s, cycle, acks, stop) }()
 		go func() { defer wg.Done(); jobsConsumer(s, acks, stop) }()
