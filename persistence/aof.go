@@ -75,6 +75,7 @@ type AOF struct {
 	rotations []rotation // increment switches queued by Rotate, oldest first
 	nextSeq   int64      // sequence number for the next file
 	incrBytes int64      // bytes in every increment the manifest lists
+	curBytes  int64      // bytes in the increment being written (the writer's size, published)
 	baseBytes int64      // bytes in the base file
 	rewriting bool
 
@@ -84,9 +85,9 @@ type AOF struct {
 
 	manifestMu sync.Mutex // orders manifest rewrites (writer and rewrite)
 	manifest   manifest
-	kick     chan struct{}
-	stop     chan struct{}
-	stopped  chan struct{}
+	kick       chan struct{}
+	stop       chan struct{}
+	stopped    chan struct{}
 }
 
 // AOFStats are the INFO persistence fields the AOF reports.
@@ -176,6 +177,7 @@ func (a *AOF) Start() error {
 		return err
 	}
 	a.file, a.size = f, st.Size()
+	a.curBytes = a.size
 	a.stats.CurrentSize = a.size
 	go a.writer()
 	return nil
@@ -311,6 +313,7 @@ func (a *AOF) flushOnce() bool {
 		a.synced = upto
 	}
 	a.incrBytes += int64(n)
+	a.curBytes = a.size
 	a.recovered()
 	a.spare = buf[:0]
 	a.cond.Broadcast()

@@ -86,6 +86,7 @@ func (a *AOF) rotateFile(r rotation) bool {
 	a.file.Close()
 	a.file, a.size = f, 0
 	a.mu.Lock()
+	a.curBytes = 0
 	a.rotations = a.rotations[1:]
 	a.synced = max(a.synced, a.written) // the old file was fsync'd above
 	a.cond.Broadcast()
@@ -141,7 +142,7 @@ func (a *AOF) FinishRewrite(seq int64, writeBase func(w io.Writer) error) (err e
 	}
 	a.removeUnlisted(old, m)
 	a.mu.Lock()
-	a.baseBytes, a.incrBytes = size, a.size
+	a.baseBytes, a.incrBytes = size, a.curBytes // a.size is the writer's own
 	a.mu.Unlock()
 	return nil
 }
