@@ -19,7 +19,7 @@ func benchCommand() *ucli.Command {
 		Flags: []ucli.Flag{
 			&ucli.IntFlag{Name: "rounds", Value: 3, Usage: "measurements per row and server; the median is shown"},
 			&ucli.Float64Flag{Name: "scale", Value: 1, Usage: "multiply every row's amount of work (0.1 for a quick look)"},
-			&ucli.StringSliceFlag{Name: "group", Usage: "only these groups (lists)"},
+			&ucli.StringSliceFlag{Name: "group", Usage: "only these groups (lists, streams)"},
 		},
 		Action: runBench,
 	}
@@ -30,7 +30,8 @@ func runBench(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	rows := selectRows(bench.ListRows(c.Float64("scale")), c.StringSlice("group"))
+	all := append(bench.ListRows(c.Float64("scale")), bench.StreamRows(c.Float64("scale"))...)
+	rows := selectRows(all, c.StringSlice("group"))
 	ours := &bench.Side{Start: func() (*bench.Target, error) { return bench.StartRedstream(exe) }}
 	defer ours.Stop()
 	var theirs *bench.Side

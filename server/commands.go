@@ -204,7 +204,7 @@ func commandTable() map[string]*Command {
 func allSpecs() []spec {
 	var all []spec
 	for _, family := range [][]spec{
-		connectionSpecs, serverSpecs, persistenceSpecs, keyspaceSpecs, transactionSpecs, stringSpecs, listSpecs,
+		connectionSpecs, serverSpecs, persistenceSpecs, keyspaceSpecs, transactionSpecs, stringSpecs, listSpecs, streamSpecs,
 	} {
 		all = append(all, family...)
 	}
@@ -214,6 +214,7 @@ func allSpecs() []spec {
 var blockingTimeouts = map[string]timeoutKind{
 	"blpop": timeoutNullArray, "brpop": timeoutNullArray, "blmpop": timeoutNullArray,
 	"blmove": timeoutNull, "brpoplpush": timeoutNull, "blmovem": timeoutNull,
+	"xread": timeoutNullArray,
 }
 
 // movableKeys finds keys for commands whose key positions depend on their
@@ -221,6 +222,7 @@ var blockingTimeouts = map[string]timeoutKind{
 var movableKeys = map[string]func(argv [][]byte) []int{
 	"lmpop":  numkeysAt(1),
 	"blmpop": numkeysAt(2),
+	"xread":  xreadKeys, // the keys after STREAMS
 }
 
 // numkeysAt reads a numkeys argument at position i; the keys follow it.

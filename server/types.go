@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/redstream/redstream/listpack"
 	"github.com/redstream/redstream/resp"
+	"github.com/redstream/redstream/stream"
 )
 
 // typeName is what TYPE answers for o.
@@ -12,6 +13,8 @@ func typeName(o *Object) string {
 		return "string"
 	case *listpack.Quicklist:
 		return "list"
+	case *stream.Stream:
+		return "stream"
 	}
 	return "none"
 }
@@ -29,6 +32,8 @@ func (s *Server) encodingName(o *Object) string {
 		return "raw"
 	case *listpack.Quicklist:
 		return v.Encoding()
+	case *stream.Stream:
+		return "stream"
 	}
 	return "unknown"
 }
@@ -47,6 +52,8 @@ func memoryUsage(key string, o *Object) int64 {
 		n += int64(cap(v))
 	case *listpack.Quicklist:
 		n += int64(v.Bytes())
+	case *stream.Stream:
+		n += v.MemoryUsage()
 	}
 	return n
 }
@@ -117,6 +124,8 @@ func copyValue(v any) any {
 			return true
 		})
 		return listpack.QuicklistFromNodes(v.Fill(), nodes)
+	case *stream.Stream:
+		return v.Clone()
 	}
 	panic("server: copyValue of unknown type")
 }

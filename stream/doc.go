@@ -1,0 +1,112 @@
+// Package stream implements the Redis stream type: an append-only log of
+// entries, each a list of field-value pairs under a unique, ever-growing
+// ID, stored in the exact node layout Redis uses, so that RDB files can
+// carry nodes between Redis and redstream without re-encoding.
+//
+// The package is a pure data structure. It returns Go values and errors,
+// never protocol replies; the server turns them into Redis's replies and
+// error texts. A Stream is not safe for concurrent use.
+//
+//	s := stream.New()
+//	id, _ := s.NextID(uint64(nowMillis))            // what "*" gives
+//	_ = s.Add(id, [][]byte{[]byte("event"), []byte("click")}, stream.DefaultLimits)
+//	it := s.Range(stream.MinID, stream.MaxID, false) // XRANGE - +
+//	for it.Next() {
+//		for range it.NumFields() {
+//			field, value := it.Pair()
+//			...
+//		}
+//	}
+//
+// # IDs
+//
+// An ID is two unsigned 64-bit numbers, milliseconds and a sequence
+// number, written "ms-seq". In the radix tree an ID is a 16-byte key, both
+// numbers big-endian, so that byte order is numeric order:
+//
+//	1526919030474-55  ->  00 00 01 63 83 77 66 ca | 00 00 00 00 00 00 00 37
+//	                      milliseconds            | sequence
+//
+// IDs only grow. "*" takes the caller's clock (the record's time) unless
+// the last ID is at or past it, in which case it takes the last ID plus
+// one; that keeps IDs monotonic when the clock steps back. Incr and Decr
+// report ErrIDOverflow instead of wrapping silently.
+//
+// # Nodes
+//
+// Entries live in listpacks (see package listpack) of up to
+// stream-node-max-entries entries or stream-node-max-bytes bytes. Each
+// listpack is a node, stored in the radix tree under its master ID: the ID
+// of the first entry added to it. A node opens with a master entry, which
+// records the field names of that first entry so that later entries with
+// the same names need not repeat them:
+//
+//	+-------+---------+------------+---------+-----+---------+---+
+//	| count | deleted | num-fields | field-1 | ... | field-N | 0 |
+//	+-------+---------+------------+---------+-----+---------+---+
+//
+// count is the number of live entries in the node and deleted the number
+// of entries flagged deleted (tombstones still stored), so the node holds
+// count+deleted entries. The closing 0 plays the part of an lp-count
+// (below) of zero: walking backwards, it says "no more entries".
+//
+// Every entry follows, in ID order, as
+//
+//	+-------+---------+----------+------------+---------+---------+-----+---------+---------+----------+
+//	| flags | ms-diff | seq-diff | num-fields | field-1 | value-1 | ... | field-N | value-N | lp-count |
+//	+-------+---------+----------+------------+---------+---------+-----+---------+---------+----------+
+//
+// or, when the flags carry SAMEFIELDS (the entry's field names are the
+// master's, in the same order), without num-fields and names:
+//
+//	+-------+---------+----------+---------+-----+---------+----------+
+//	| flags | ms-diff | seq-diff | value-1 | ... | value-N | lp-count |
+//	+-------+---------+----------+---------+-----+---------+----------+
+//
+// flags is 1 (DELETED) for a tombstone, plus 2 (SAMEFIELDS). ms-diff and
+// seq-diff are the entry's ID minus the master ID, part by part, modulo
+// 2^64 (so they are small integers, stored in one or two bytes). lp-count
+// is the number of elements before it in the entry (3 + N with
+// SAMEFIELDS, 3 + 2N + 1 without), so that a reader at the end of an entry
+// can step back to its flags: that is how XREVRANGE walks a node from its
+// last element. Every number is a listpack integer, and so is every field
+// or value that is the canonical form of one, exactly as Redis stores
+// them. For "XADD s 5-0 event click user 12345" on an empty stream, the
+// node is (elements, before listpack encoding):
+//
+//	1 0 2 "event" "user" 0  |  2 0 0 "click" 12345 5
+//	master entry            |  first entry: SAMEFIELDS, 5-0 minus 5-0, lp-count 5
+//
+// A new entry goes into the last node unless that node is full, in which
+// case it starts a new node (and the old one is shrunk to fit). Deleting
+// an entry (XDEL) flags it and moves it from count to deleted; when a
+// node's last live entry goes, the node is removed from the tree. Trimming
+// removes whole nodes from the head while it can, and then (unless "~")
+// flags entries in the next node. Like Redis, a MINID trim may leave a
+// node that holds only tombstones when its last entry was already deleted.
+//
+// # Reading
+//
+// Iterator is the one way to read entries: it seeks the radix tree to the
+// node that may hold the start of a range, walks the node's listpack
+// forward, or backward from its last element using the lp-counts, skips
+// tombstones, and moves on to the next or previous node.
+//
+// # Mutation and snapshots
+//
+// Every change to a node's bytes goes through Stream.edit, the stream's
+// one copy-on-write point. Stream.Snapshot (for BGSAVE, AOF rewrite and
+// Raft snapshots) copies only the radix tree, shares every node with the
+// frozen view and starts a new epoch; edit copies a node of an older epoch
+// before its first write. A snapshot therefore costs one tree walk, and a
+// write after it copies at most the few nodes it touches, so writes never
+// stop for a snapshot (DESIGN principle 5).
+//
+// # Counters and idempotent producers
+//
+// Like Redis 7, a stream keeps its length, last ID, first live ID, the
+// largest deleted ID and the number of entries ever added; consumer groups
+// (a later change) use them to compute lag. Redis 8.6's idempotent
+// production (XADD IDMP/IDMPAUTO, XCFGSET) keeps per-producer maps of
+// recent idempotency IDs: see IDMPLookup.
+package stream
