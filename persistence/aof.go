@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,14 +184,14 @@ func (a *AOF) Start() error {
 	return nil
 }
 
-// Append queues recs as one frame and returns a function that waits until
-// they are durable under the policy. It is called with the server's lock
-// held, so it only copies bytes and never does I/O.
-func (a *AOF) Append(recs []server.Record) func() error {
+// Append queues recs as one frame and returns its ticket for Wait. It is
+// called with the server's lock held, so it only copies bytes and never
+// does I/O (and allocates nothing once its buffers have grown).
+func (a *AOF) Append(recs []server.Record) uint64 {
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
-		return func() error { return ErrClosed }
+		return math.MaxUint64 // Wait reports ErrClosed
 	}
 	a.pending, a.scratch = appendFrame(a.pending, a.scratch, recs)
 	a.appended++
@@ -200,12 +201,12 @@ func (a *AOF) Append(recs []server.Record) func() error {
 	case a.kick <- struct{}{}:
 	default:
 	}
-	return func() error { return a.waitFor(seq) }
+	return seq
 }
 
-// waitFor blocks until frame seq is written (and fsynced under always),
-// or returns the write error that keeps it from being so.
-func (a *AOF) waitFor(seq uint64) error {
+// Wait blocks until frame seq is written (and fsynced under always), or
+// returns the write error that keeps it from being so.
+func (a *AOF) Wait(seq uint64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for {

@@ -143,7 +143,7 @@ func TestAOFAppendLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 100 {
-		if err := a.Append([]server.Record{rec(int64(i), 0, "RPUSH", "q", fmt.Sprint(i))})(); err != nil {
+		if err := a.Wait(a.Append([]server.Record{rec(int64(i), 0, "RPUSH", "q", fmt.Sprint(i))})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -164,7 +164,7 @@ func TestAOFTornTail(t *testing.T) {
 	a.Load(nil, nil)
 	a.Start()
 	for i := range 10 {
-		a.Append([]server.Record{rec(int64(i), 0, "RPUSH", "q", fmt.Sprint(i))})()
+		a.Wait(a.Append([]server.Record{rec(int64(i), 0, "RPUSH", "q", fmt.Sprint(i))}))
 	}
 	a.Close()
 	path := filepath.Join(dir, "appendonly.aof.1.incr.aof")
@@ -191,7 +191,7 @@ func TestAOFCorruptMiddle(t *testing.T) {
 	a.Load(nil, nil)
 	a.Start()
 	for i := range 10 {
-		a.Append([]server.Record{rec(int64(i), 0, "RPUSH", "q", fmt.Sprint(i))})()
+		a.Wait(a.Append([]server.Record{rec(int64(i), 0, "RPUSH", "q", fmt.Sprint(i))}))
 	}
 	a.Close()
 	path := filepath.Join(dir, "appendonly.aof.1.incr.aof")
@@ -250,9 +250,9 @@ func TestAOFGroupCommit(t *testing.T) {
 			defer wg.Done()
 			for i := range each {
 				mu.Lock()
-				wait := a.Append([]server.Record{rec(1, 0, "RPUSH", "q", fmt.Sprintf("%d-%d", w, i))})
+				ticket := a.Append([]server.Record{rec(1, 0, "RPUSH", "q", fmt.Sprintf("%d-%d", w, i))})
 				mu.Unlock()
-				if err := wait(); err != nil {
+				if err := a.Wait(ticket); err != nil {
 					t.Error(err)
 					return
 				}
@@ -281,19 +281,19 @@ func TestAOFDiskFull(t *testing.T) {
 	a, dir := openTestAOF(t, fs, FsyncAlways)
 	a.Load(nil, nil)
 	a.Start()
-	if err := a.Append([]server.Record{rec(1, 0, "SET", "k", "before")})(); err != nil {
+	if err := a.Wait(a.Append([]server.Record{rec(1, 0, "SET", "k", "before")})); err != nil {
 		t.Fatal(err)
 	}
 	fs.full.Store(true)
-	wait := a.Append([]server.Record{rec(2, 0, "SET", "k", "during")})
-	if err := wait(); err == nil || !errors.Is(err, syscall.ENOSPC) {
+	ticket := a.Append([]server.Record{rec(2, 0, "SET", "k", "during")})
+	if err := a.Wait(ticket); err == nil || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("wait during a full disk = %v, want ENOSPC", err)
 	}
 	if a.Err() == nil {
 		t.Fatal("Err() is nil while the disk is full")
 	}
 	fs.full.Store(false)
-	if err := a.Append([]server.Record{rec(3, 0, "SET", "k", "after")})(); err != nil {
+	if err := a.Wait(a.Append([]server.Record{rec(3, 0, "SET", "k", "after")})); err != nil {
 		t.Fatalf("after space returned: %v", err)
 	}
 	if a.Err() != nil {
@@ -343,7 +343,7 @@ func TestAOFRewrite(t *testing.T) {
 	a.Start()
 	push := func(from, to int) {
 		for i := from; i < to; i++ {
-			if err := a.Append([]server.Record{rec(int64(i), 0, "RPUSH", "q", fmt.Sprint(i))})(); err != nil {
+			if err := a.Wait(a.Append([]server.Record{rec(int64(i), 0, "RPUSH", "q", fmt.Sprint(i))})); err != nil {
 				t.Fatal(err)
 			}
 		}

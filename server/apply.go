@@ -21,11 +21,13 @@ type Record struct {
 // call holds every record of a MULTI/EXEC, to be replayed all or none), so
 // Append must copy what it keeps and must not block on I/O.
 //
-// The returned wait function blocks until the records are durable under
-// the log's policy; the server calls it outside the lock and sends the
-// replies only after it returns nil. A nil wait means durable already.
+// Append returns a ticket; Wait(ticket) blocks until those records, and
+// every record appended before them, are durable under the log's policy.
+// The server waits outside the lock and sends the replies only after Wait
+// returns nil. Tickets only grow; 0 means there is nothing to wait for.
 type Log interface {
-	Append(recs []Record) (wait func() error)
+	Append(recs []Record) (ticket uint64)
+	Wait(ticket uint64) error
 	// Err reports a write failure the log has not recovered from (a full
 	// disk). While it is set the server refuses writes with MISCONF.
 	Err() error
@@ -87,22 +89,24 @@ func (s *Server) logDirect(db int, now int64, argv ...[]byte) {
 }
 
 // commit hands the records queued since the last commit to the log, wakes
-// the blocked clients the command served, and returns what to wait on
-// before replying. Lock should be held.
-func (s *Server) commit() (wait func() error) {
+// the blocked clients the command served, and returns the ticket to wait
+// for before replying. Lock should be held.
+func (s *Server) commit() (ticket uint64) {
 	if len(s.pending) > 0 {
 		s.stats.dirty += int64(len(s.pending))
 		if s.log != nil {
-			wait = s.log.Append(s.pending)
+			ticket = s.log.Append(s.pending)
 		}
 		clear(s.pending) // drop references to argv buffers
 		s.pending = s.pending[:0]
 	}
 	for _, c := range s.served {
-		c.blocked.wait = wait
+		// A served client's reply waits for this commit, which holds its
+		// own records (the pop that served it): before it, nothing is sent.
+		c.durable = max(c.durable, ticket)
 		c.wake()
 	}
 	clear(s.served)
 	s.served = s.served[:0]
-	return wait
+	return ticket
 }

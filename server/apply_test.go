@@ -26,14 +26,16 @@ type recordingLog struct {
 
 func (l *recordingLog) Err() error { return nil }
 
-func (l *recordingLog) Append(recs []Record) func() error {
+func (l *recordingLog) Wait(uint64) error { return nil }
+
+func (l *recordingLog) Append(recs []Record) uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.appends++
 	for _, r := range recs {
 		l.records = append(l.records, Record{Time: r.Time, DB: r.DB, Argv: cloneArgv(r.Argv)})
 	}
-	return nil
+	return 0
 }
 
 // newTestServer returns a server that is not listening; connect serves
@@ -215,5 +217,68 @@ func waitFor(t testing.TB, cond func() bool) {
 			t.Fatal("condition not reached in 10s")
 		}
 		time.Sleep(time.Millisecond) // polling server state that has no notification
+	}
+}
+
+// gateLog is a Log whose durability the test releases by hand.
+type gateLog struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	appended uint64
+	released uint64
+}
+
+func newGateLog() *gateLog { g := &gateLog{}; g.cond = sync.NewCond(&g.mu); return g }
+
+func (g *gateLog) Err() error { return nil }
+
+func (g *gateLog) Append([]Record) uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.appended++
+	return g.appended
+}
+
+func (g *gateLog) Wait(t uint64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for g.released < t {
+		g.cond.Wait()
+	}
+	return nil
+}
+
+func (g *gateLog) release() {
+	g.mu.Lock()
+	g.released = g.appended
+	g.cond.Broadcast()
+	g.mu.Unlock()
+}
+
+// TestServedBlockedClientWaitsForDurability: a client blocked in BLPOP
+// and served by another client's RPUSH must not get its reply before the
+// commit holding its pop is durable (DESIGN principle 3) — otherwise a
+// crash could hand the same element out twice.
+func TestServedBlockedClientWaitsForDurability(t *testing.T) {
+	log := newGateLog()
+	s := newTestServer(t, log)
+	waiter, pusher := connect(t, s), connect(t, s)
+	t.Cleanup(log.release) // runs before the connections' cleanups, so none stays stuck in Wait
+	got := make(chan string, 2)
+	go func() { got <- waiter.do("BLPOP", "q", "0") }()
+	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.stats.blockedClients == 1 })
+	go func() { got <- pusher.do("RPUSH", "q", "job") }()
+	select {
+	case r := <-got:
+		t.Fatalf("a reply (%q) left before its write was durable", r)
+	case <-time.After(200 * time.Millisecond): // asserting that nothing arrives within a window
+	}
+	log.release()
+	for range 2 {
+		select {
+		case <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatal("replies did not arrive after the log was durable")
+		}
 	}
 }

@@ -34,7 +34,6 @@ type blockState struct {
 	earlierOutput []byte          // replies of pipelined commands before this one
 	done          bool            // the wait is over: served, timed out, unblocked or gone
 	gone          bool            // it ended because the peer disconnected
-	wait          func() error    // durability of the write that served it
 }
 
 type readyKey struct {

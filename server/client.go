@@ -26,7 +26,7 @@ type Client struct {
 
 	// Guarded by s.mu.
 	out             resp.Writer // replies not yet written to the connection
-	wait            func() error
+	durable         uint64 // the log ticket the pending replies wait for; 0: none
 	ctx             Ctx
 	db              int
 	name            string
@@ -233,7 +233,7 @@ func (c *Client) runLocked(batch [][][]byte) int {
 			break
 		}
 	}
-	c.wait = chainWaits(c.wait, s.commit())
+	c.durable = max(c.durable, s.commit()) // tickets grow: the later covers the earlier
 	return n
 }
 
@@ -294,13 +294,13 @@ func (c *Client) flush() error {
 // durable.
 func (c *Client) awaitDurable() error {
 	c.s.mu.Lock()
-	wait := c.wait
-	c.wait = nil
+	ticket := c.durable
+	c.durable = 0
 	c.s.mu.Unlock()
-	if wait == nil {
+	if ticket == 0 {
 		return nil
 	}
-	if err := wait(); err != nil {
+	if err := c.s.log.Wait(ticket); err != nil {
 		c.s.logger.Error("write not durable; closing client without acknowledging", "addr", c.raddr, "err", err)
 		return err
 	}

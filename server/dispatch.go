@@ -12,12 +12,12 @@ import (
 // command, or the arity is wrong, errText is Redis's reply; with a wrong
 // arity the command is returned too, so its rejected_calls can count it.
 func (s *Server) lookupCommand(argv [][]byte) (cmd *Command, errText string) {
-	cmd = s.commands[string(lowerName(argv[0]))]
+	cmd = lookupName(s.commands, argv[0])
 	if cmd == nil {
 		return nil, resp.UnknownCommand(argv)
 	}
 	if cmd.Sub != nil && len(argv) >= 2 {
-		sub := cmd.Sub[string(lowerName(argv[1]))]
+		sub := lookupName(cmd.Sub, argv[1])
 		if sub == nil {
 			return nil, resp.UnknownSubcommand(cmd.Name, argv[1])
 		}
@@ -30,21 +30,22 @@ func (s *Server) lookupCommand(argv [][]byte) (cmd *Command, errText string) {
 	return cmd, ""
 }
 
-// lowerName lower-cases a command name into a small buffer, so the table
-// lookup does not allocate.
-func lowerName(b []byte) []byte {
-	if len(b) > 32 {
-		return bytes.ToLower(b)
-	}
+// lookupName finds a command by name in any case. The lower-cased copy
+// lives in a stack buffer that never escapes, so the lookup — done for
+// every command — allocates nothing.
+func lookupName(table map[string]*Command, name []byte) *Command {
 	var buf [32]byte
-	out := buf[:len(b)]
-	for i, c := range b {
+	if len(name) > len(buf) {
+		return table[string(bytes.ToLower(name))]
+	}
+	b := buf[:len(name)]
+	for i, c := range name {
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		out[i] = c
+		b[i] = c
 	}
-	return out
+	return table[string(b)]
 }
 
 // isTxControl reports commands that run at once even inside MULTI.
@@ -187,15 +188,6 @@ func (s *Server) execute(x *Ctx, start time.Time) {
 	}
 	s.stats.commands++
 	s.slowlog.record(s, x, elapsed)
-}
-
-// chainWaits combines two durability waits; records become durable in
-// order, so waiting for the later one suffices when both exist.
-func chainWaits(prev, next func() error) func() error {
-	if next == nil {
-		return prev
-	}
-	return next
 }
 
 // isHTTPProbe catches a browser or script speaking HTTP to the port (a
