@@ -26,7 +26,7 @@ type Client struct {
 
 	// Guarded by s.mu.
 	out             resp.Writer // replies not yet written to the connection
-	durable         uint64 // the log ticket the pending replies wait for; 0: none
+	durable         uint64      // the log ticket the pending replies wait for; 0: none
 	ctx             Ctx
 	db              int
 	name            string
