@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/redstream/redstream/bench"
 	ucli "github.com/urfave/cli/v2"
@@ -19,7 +21,8 @@ func benchCommand() *ucli.Command {
 		Flags: []ucli.Flag{
 			&ucli.IntFlag{Name: "rounds", Value: 3, Usage: "measurements per row and server; the median is shown"},
 			&ucli.Float64Flag{Name: "scale", Value: 1, Usage: "multiply every row's amount of work (0.1 for a quick look)"},
-			&ucli.StringSliceFlag{Name: "group", Usage: "only these groups (lists, streams)"},
+			&ucli.StringSliceFlag{Name: "group", Usage: "only these groups (lists, streams, ...)"},
+			&ucli.StringFlag{Name: "only", Usage: "only rows whose name contains this text (e.g. memory)"},
 		},
 		Action: runBench,
 	}
@@ -31,7 +34,7 @@ func runBench(c *ucli.Context) error {
 		return err
 	}
 	all := append(bench.ListRows(c.Float64("scale")), bench.StreamRows(c.Float64("scale"))...)
-	rows := selectRows(all, c.StringSlice("group"))
+	rows := selectRows(all, c.StringSlice("group"), c.String("only"))
 	ours := &bench.Side{Start: func() (*bench.Target, error) { return bench.StartRedstream(exe) }}
 	defer ours.Stop()
 	var theirs *bench.Side
@@ -47,16 +50,13 @@ func runBench(c *ucli.Context) error {
 	return bench.Run(rows, ours, theirs, bench.Options{Rounds: c.Int("rounds"), Out: c.App.Writer})
 }
 
-func selectRows(rows []bench.Row, groups []string) []bench.Row {
-	if len(groups) == 0 {
-		return rows
-	}
+// selectRows keeps the rows of the named groups (all when none) whose
+// first metric's name contains only.
+func selectRows(rows []bench.Row, groups []string, only string) []bench.Row {
 	var out []bench.Row
 	for _, r := range rows {
-		for _, g := range groups {
-			if r.Group == g {
-				out = append(out, r)
-			}
+		if (len(groups) == 0 || slices.Contains(groups, r.Group)) && strings.Contains(r.Metrics[0].Name, only) {
+			out = append(out, r)
 		}
 	}
 	return out
