@@ -15,6 +15,9 @@ type Metric struct {
 	Unit   string  // "ops/s", "ms", "B/elem"
 	Higher bool    // higher is better (throughput); else lower is better
 	Target float64 // the ratio the issue asks for (0.8 means ≥ 0.8x, or ≤ for lower-better); 0: none
+	// Points compares by difference instead of ratio (percentages): the
+	// target is how many points ours may exceed theirs by.
+	Points bool
 }
 
 // Row is one measurement, run once per target per round.
@@ -24,22 +27,37 @@ type Row struct {
 	// Fresh asks for newly started servers, for memory rows that must not
 	// see what earlier rows left behind.
 	Fresh bool
-	Run   func(t *Target) ([]float64, error)
+	// Config is given to both servers (Redis directives as flags, e.g.
+	// "--appendonly", "yes"); a row with other settings than the running
+	// server gets a fresh one.
+	Config []string
+	Rounds int // overrides Options.Rounds for rows too slow to repeat
+	Run    func(t *Target) ([]float64, error)
+	// RunSide, when set instead of Run, drives the side itself: for rows
+	// that restart servers or compare settings within one measurement.
+	RunSide func(s *Side) ([]float64, error)
 }
 
 // Side starts one kind of server (redstream or redis) on demand.
 type Side struct {
-	Start  func() (*Target, error)
+	Start  func(config ...string) (*Target, error)
 	target *Target
+	config string // the settings target was started with
 }
 
-func (s *Side) get(fresh bool) (*Target, error) {
-	if s.target != nil && !fresh {
+func (s *Side) get(fresh bool, config []string) (*Target, error) {
+	key := strings.Join(config, " ")
+	if s.target != nil && !fresh && s.config == key {
 		return s.target, nil
 	}
+	return s.Restart(config...)
+}
+
+// Restart stops the side's server and starts a fresh one with config.
+func (s *Side) Restart(config ...string) (*Target, error) {
 	s.target.Stop()
-	t, err := s.Start()
-	s.target = t
+	t, err := s.Start(config...)
+	s.target, s.config = t, strings.Join(config, " ")
 	return t, err
 }
 
@@ -76,7 +94,11 @@ func Run(rows []Row, ours, theirs *Side, opt Options) error {
 	results := make([][2]result, len(rows))
 	for i, row := range rows {
 		fmt.Fprintf(opt.Out, "# %s: %s ...\n", row.Group, row.Metrics[0].Name)
-		for round := range opt.Rounds {
+		rounds := opt.Rounds
+		if row.Rounds > 0 {
+			rounds = row.Rounds
+		}
+		for round := range rounds {
 			order := []int{0, 1}
 			if round%2 == 1 {
 				order = []int{1, 0}
@@ -102,18 +124,28 @@ func Run(rows []Row, ours, theirs *Side, opt Options) error {
 }
 
 func runOnce(row Row, s *Side) ([]float64, error) {
-	t, err := s.get(row.Fresh)
+	var vals []float64
+	var err error
+	if row.RunSide != nil {
+		vals, err = row.RunSide(s)
+	} else {
+		vals, err = runOnTarget(row, s)
+	}
+	if err == nil && len(vals) != len(row.Metrics) {
+		err = fmt.Errorf("row returned %d values for %d metrics", len(vals), len(row.Metrics))
+	}
+	return vals, err
+}
+
+func runOnTarget(row Row, s *Side) ([]float64, error) {
+	t, err := s.get(row.Fresh, row.Config)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := t.Do("FLUSHALL"); err != nil {
 		return nil, err
 	}
-	vals, err := row.Run(t)
-	if err == nil && len(vals) != len(row.Metrics) {
-		err = fmt.Errorf("row returned %d values for %d metrics", len(vals), len(row.Metrics))
-	}
-	return vals, err
+	return row.Run(t)
 }
 
 func printTable(out io.Writer, rows []Row, results [][2]result, ours, theirs *Side) {
@@ -134,7 +166,10 @@ func printTable(out io.Writer, rows []Row, results [][2]result, ours, theirs *Si
 			if theirs != nil && len(results[i][1]) > 0 {
 				b := results[i][1].median(m)
 				line[3] = format(b, metric.Unit)
-				if b > 0 {
+				switch {
+				case metric.Points:
+					line[4] = fmt.Sprintf("%+.1f pts%s", a-b, verdict(a-b, metric))
+				case b > 0:
 					line[4] = fmt.Sprintf("%.2fx%s", a/b, verdict(a/b, metric))
 				}
 			}
@@ -148,6 +183,8 @@ func targetText(m Metric) string {
 	switch {
 	case m.Target == 0:
 		return ""
+	case m.Points:
+		return fmt.Sprintf("<= +%.0f pts", m.Target)
 	case m.Higher:
 		return fmt.Sprintf(">= %.2fx", m.Target)
 	}
@@ -158,7 +195,7 @@ func verdict(ratio float64, m Metric) string {
 	if m.Target == 0 {
 		return ""
 	}
-	if (m.Higher && ratio >= m.Target) || (!m.Higher && ratio <= m.Target) {
+	if (m.Higher && ratio >= m.Target) || (!m.Higher && ratio <= m.Target) || (m.Points && ratio <= m.Target) {
 		return " ok"
 	}
 	return " MISS"
@@ -170,6 +207,10 @@ func format(v float64, unit string) string {
 		return fmt.Sprintf("%s %s", thousands(int64(v)), unit)
 	case "ms":
 		return fmt.Sprintf("%.3f ms", v)
+	case "s":
+		return fmt.Sprintf("%.2f s", v)
+	case "%":
+		return fmt.Sprintf("%.1f%%", v)
 	}
 	return fmt.Sprintf("%.1f %s", v, unit)
 }

@@ -26,6 +26,8 @@ type Target struct {
 	Addr string
 	cmd  *exec.Cmd
 	dir  string
+	exe  string
+	args []string
 }
 
 // StartRedstream starts the redstream binary at exe with extra directives.
@@ -83,20 +85,56 @@ func start(name, exe string, args []string, dir string, port int) (*Target, erro
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	t := &Target{Name: name, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, dir: dir}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.Dial("tcp", t.Addr)
-		if err == nil {
-			c.Close()
-			return t, nil
-		}
-		if time.Now().After(deadline) {
-			t.Stop()
-			return nil, fmt.Errorf("%s did not start listening on %s", name, t.Addr)
-		}
-		time.Sleep(20 * time.Millisecond) // waiting for a port to open: nothing to block on
+	t := &Target{Name: name, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, dir: dir, exe: exe, args: args}
+	if _, err := t.awaitReady(30 * time.Second); err != nil {
+		t.Stop()
+		return nil, err
 	}
+	return t, nil
+}
+
+// awaitReady waits until the server answers PING with PONG (not just
+// accepts connections: Redis accepts them while loading and answers
+// -LOADING) and returns how long that took.
+func (t *Target) awaitReady(limit time.Duration) (time.Duration, error) {
+	start := time.Now()
+	for {
+		if c, err := Dial(t.Addr); err == nil {
+			r, err := c.Do("PING")
+			c.Close()
+			if err == nil && r.Str == "PONG" {
+				return time.Since(start), nil
+			}
+		}
+		if time.Since(start) > limit {
+			return 0, fmt.Errorf("%s did not answer PING on %s within %v", t.Name, t.Addr, limit)
+		}
+		time.Sleep(5 * time.Millisecond) // waiting for a port to open or a load to end: nothing to block on
+	}
+}
+
+// Restart kills the server (as a crash would: whatever its settings made
+// durable is all it has) and starts it again on the same data, returning
+// how long it took to answer PING again: its load time.
+func (t *Target) Restart() (time.Duration, error) {
+	_ = t.cmd.Process.Kill()
+	_ = t.cmd.Wait()
+	cmd := exec.Command(t.exe, t.args...)
+	logf, err := os.OpenFile(filepath.Join(t.dir, "restart.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	t.cmd = cmd
+	if _, err := t.awaitReady(10 * time.Minute); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
 }
 
 // Stop kills the server and removes its data directory.

@@ -34,8 +34,9 @@ func runBench(c *ucli.Context) error {
 		return err
 	}
 	all := append(bench.ListRows(c.Float64("scale")), bench.StreamRows(c.Float64("scale"))...)
+	all = append(all, bench.PersistenceRows(c.Float64("scale"))...)
 	rows := selectRows(all, c.StringSlice("group"), c.String("only"))
-	ours := &bench.Side{Start: func() (*bench.Target, error) { return bench.StartRedstream(exe) }}
+	ours := &bench.Side{Start: func(cfg ...string) (*bench.Target, error) { return bench.StartRedstream(exe, cfg...) }}
 	defer ours.Stop()
 	var theirs *bench.Side
 	if probe, err := bench.StartRedis(); err != nil {
@@ -44,7 +45,7 @@ func runBench(c *ucli.Context) error {
 		fmt.Fprintln(c.App.Writer, "redis-server not found on PATH: measuring redstream alone (apt-get install redis-server for ratios)")
 	} else {
 		probe.Stop()
-		theirs = &bench.Side{Start: func() (*bench.Target, error) { return bench.StartRedis() }}
+		theirs = &bench.Side{Start: func(cfg ...string) (*bench.Target, error) { return bench.StartRedis(cfg...) }}
 		defer theirs.Stop()
 	}
 	return bench.Run(rows, ours, theirs, bench.Options{Rounds: c.Int("rounds"), Out: c.App.Writer})

@@ -182,6 +182,7 @@ func infoStats(s *Server, b *strings.Builder) {
 	field(b, "pubsub_channels", 0)
 	field(b, "pubsub_patterns", 0)
 	field(b, "total_error_replies", st.errorReplies)
+	field(b, "latest_fork_usec", st.lastFreezeUsec) // redstream does not fork: the snapshot freeze
 	field(b, "total_blocking_keys", 0)
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/redstream/redstream/listpack"
 )
@@ -46,6 +47,11 @@ func (s *Server) Freeze(during func()) *Snapshot {
 // FreezeLocked is Freeze for callers that hold the lock (SAVE, BGSAVE).
 // Lock should be held.
 func (s *Server) FreezeLocked(during func()) *Snapshot {
+	start := time.Now()
+	defer func() {
+		// The pause a snapshot costs writers, as Redis reports a fork's.
+		s.stats.lastFreezeUsec = time.Since(start).Microseconds()
+	}()
 	snap := &Snapshot{Time: s.now(), Dirty: s.stats.dirty}
 	for _, db := range s.dbs {
 		sdb := SnapshotDB{Index: db.index, Entries: make([]SnapshotEntry, 0, len(db.keys))}

@@ -22,6 +22,7 @@ type stats struct {
 	blockedClients int64
 	dirty          int64 // writes since the last save
 	usedMemory     int64 // live heap bytes, sampled by the cron (maxmemory)
+	lastFreezeUsec int64 // how long the last snapshot held the lock (INFO latest_fork_usec)
 	netIn, netOut  atomic.Int64
 
 	// instantaneous_ops_per_sec: commands per second over the last 16

@@ -103,6 +103,10 @@ func TestPersistBGSAVE(t *testing.T) {
 	if got := infoField(t, raw, "persistence", "rdb_changes_since_last_save"); got != "0" {
 		t.Fatalf("rdb_changes_since_last_save = %s after a save", got)
 	}
+	// The snapshot's pause is tracked, under the name Redis gives a fork's.
+	if usec, err := strconv.Atoi(infoField(t, raw, "stats", "latest_fork_usec")); err != nil || usec < 0 || usec > 1_000_000 {
+		t.Fatalf("latest_fork_usec = %d (%v), want the freeze's few microseconds", usec, err)
+	}
 	if after := raw.Do("LASTSAVE").Int; after < before {
 		t.Fatalf("LASTSAVE went from %d to %d", before, after)
 	}

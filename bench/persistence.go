@@ -1,0 +1,241 @@
+package bench
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Persistence settings, given to both servers in Redis's directive names.
+var (
+	fsyncAlways = []string{"--appendonly", "yes", "--appendfsync", "always", "--save", ""}
+	fsyncEvery  = []string{"--appendonly", "yes", "--appendfsync", "everysec", "--save", ""}
+	noPersist   = []string{"--appendonly", "no", "--save", ""}
+)
+
+// PersistenceRows are issue 5's measurements: throughput with appendfsync
+// always (group commit), the cost of everysec against no persistence,
+// restart time of a large dataset from RDB and from AOF, and the longest
+// write stall while BGSAVE and BGREWRITEAOF run under write load. The
+// dataset is 2 GB of list elements at scale 1.
+func PersistenceRows(scale float64) []Row {
+	n := func(base int) int { return max(int(float64(base)*scale), 1000) }
+	dataset := max(int64(2<<30*scale), 16<<20)
+	return []Row{
+		alwaysRow("LPUSH", n(200_000)),
+		alwaysRow("XADD", n(200_000)),
+		everysecCostRow(n(400_000)),
+		restartRow("RDB", dataset),
+		restartRow("AOF", dataset),
+		stallRow("BGSAVE", dataset),
+		stallRow("BGREWRITEAOF", dataset),
+	}
+}
+
+// alwaysRow is 50 clients writing with appendfsync always on both sides.
+func alwaysRow(verb string, total int) Row {
+	req := Encode("LPUSH", "bench:list", "v:00000000000000")
+	if verb == "XADD" {
+		req = Encode("XADD", "bench:stream", "*", "event", "click", "user", "12345")
+	}
+	return Row{
+		Group:   "persistence",
+		Config:  fsyncAlways,
+		Metrics: []Metric{{Name: verb + ", 50 clients, appendfsync always", Unit: "ops/s", Higher: true, Target: 1.0}},
+		Run: func(t *Target) ([]float64, error) {
+			ops, err := throughput(t.Addr, 50, total, 1, req)
+			return []float64{ops}, err
+		},
+	}
+}
+
+// everysecCostRow measures LPUSH throughput without persistence and with
+// appendfsync everysec on the same side, and reports the cost in percent.
+func everysecCostRow(total int) Row {
+	req := Encode("LPUSH", "bench:list", "v:00000000000000")
+	return Row{
+		Group: "persistence",
+		Metrics: []Metric{
+			{Name: "LPUSH, 50 clients, no persistence", Unit: "ops/s", Higher: true},
+			{Name: "LPUSH, 50 clients, appendfsync everysec", Unit: "ops/s", Higher: true},
+			{Name: "cost of everysec vs none", Unit: "%", Points: true, Target: 5},
+		},
+		RunSide: func(s *Side) ([]float64, error) {
+			var ops [2]float64
+			for i, cfg := range [][]string{noPersist, fsyncEvery} {
+				t, err := s.Restart(cfg...)
+				if err != nil {
+					return nil, err
+				}
+				if ops[i], err = throughput(t.Addr, 50, total, 1, req); err != nil {
+					return nil, err
+				}
+			}
+			return []float64{ops[0], ops[1], 100 * (1 - ops[1]/ops[0])}, nil
+		},
+	}
+}
+
+// fillDataset adds about size bytes of list elements (100-byte values in
+// 1,000 lists) over one pipelined connection.
+func fillDataset(addr string, size int64) error {
+	value := strings.Repeat("x", 90)
+	const perCmd = 100
+	cmds := int(size / (perCmd * 100))
+	return fill(addr, cmds, func(i int) []byte {
+		args := []string{"RPUSH", "bench:list:" + strconv.Itoa(i%1000)}
+		for j := range perCmd {
+			args = append(args, fmt.Sprintf("%09d:%s", i*perCmd+j, value))
+		}
+		return Encode(args...)
+	})
+}
+
+// restartRow fills the dataset, makes it durable the way kind says, kills
+// the server and times the restart until it answers PING.
+func restartRow(kind string, size int64) Row {
+	cfg := noPersist
+	if kind == "AOF" {
+		cfg = fsyncAlways
+	}
+	return Row{
+		Group:   "persistence",
+		Rounds:  1,
+		Metrics: []Metric{{Name: fmt.Sprintf("restart from %s, %s of lists", kind, sizeText(size)), Unit: "s", Target: 1.0}},
+		RunSide: func(s *Side) ([]float64, error) {
+			t, err := s.Restart(cfg...)
+			if err != nil {
+				return nil, err
+			}
+			if err := fillDataset(t.Addr, size); err != nil {
+				return nil, err
+			}
+			if kind == "RDB" {
+				if _, err := t.Do("SAVE"); err != nil {
+					return nil, err
+				}
+			}
+			d, err := t.Restart()
+			return []float64{d.Seconds()}, err
+		},
+	}
+}
+
+// stallRow measures one client's write latency before and while the
+// server runs cmd (BGSAVE or BGREWRITEAOF) on the dataset: what a fork
+// costs Redis, and what freezing a snapshot costs redstream.
+func stallRow(cmd string, size int64) Row {
+	cfg := noPersist
+	if cmd == "BGREWRITEAOF" {
+		cfg = fsyncEvery
+	}
+	return Row{
+		Group:  "persistence",
+		Rounds: 1,
+		Metrics: []Metric{
+			{Name: fmt.Sprintf("LPUSH latency before %s, %s, p99.9", cmd, sizeText(size)), Unit: "ms"},
+			{Name: fmt.Sprintf("LPUSH latency during %s, p99.9", cmd), Unit: "ms"},
+			{Name: fmt.Sprintf("longest write stall during %s", cmd), Unit: "ms", Target: 1.0},
+		},
+		RunSide: func(s *Side) ([]float64, error) {
+			t, err := s.Restart(cfg...)
+			if err != nil {
+				return nil, err
+			}
+			if err := fillDataset(t.Addr, size); err != nil {
+				return nil, err
+			}
+			before, during, err := latencyAround(t, cmd)
+			if err != nil {
+				return nil, err
+			}
+			return []float64{p999(before), p999(during), maxOf(during)}, nil
+		},
+	}
+}
+
+// latencyAround times one client's LPUSHes for two seconds, then while cmd
+// runs in the background, until the server says it is done.
+func latencyAround(t *Target, cmd string) (before, during []time.Duration, err error) {
+	c, err := Dial(t.Addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.Close()
+	probe := func(until func() bool) ([]time.Duration, error) {
+		var lat []time.Duration
+		for !until() {
+			start := time.Now()
+			if _, err := c.Do("LPUSH", "bench:probe", "x"); err != nil {
+				return nil, err
+			}
+			lat = append(lat, time.Since(start))
+		}
+		return lat, nil
+	}
+	end := time.Now().Add(2 * time.Second)
+	if before, err = probe(func() bool { return time.Now().After(end) }); err != nil {
+		return nil, nil, err
+	}
+	field := map[string]string{"BGSAVE": "rdb_bgsave_in_progress", "BGREWRITEAOF": "aof_rewrite_in_progress"}[cmd]
+	var mu sync.Mutex
+	busy := true
+	go watchBusy(t, field, &mu, &busy)
+	if _, err := t.Do(cmd); err != nil {
+		return nil, nil, err
+	}
+	during, err = probe(func() bool { mu.Lock(); defer mu.Unlock(); return !busy })
+	return before, during, err
+}
+
+// watchBusy polls INFO until field goes from 1 back to 0.
+func watchBusy(t *Target, field string, mu *sync.Mutex, busy *bool) {
+	c, err := Dial(t.Addr)
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	seen := false
+	for start := time.Now(); time.Since(start) < 10*time.Minute; {
+		r, err := c.Do("INFO", "persistence")
+		if err != nil {
+			break
+		}
+		on := strings.Contains(r.Str, field+":1")
+		if seen && !on {
+			break
+		}
+		seen = seen || on || time.Since(start) > 5*time.Second // a job too fast to be seen running
+		time.Sleep(10 * time.Millisecond)                        // INFO is polled: no notification for a job's end
+	}
+	mu.Lock()
+	*busy = false
+	mu.Unlock()
+}
+
+func p999(d []time.Duration) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return float64(s[len(s)*999/1000]) / float64(time.Millisecond)
+}
+
+func maxOf(d []time.Duration) float64 {
+	var m time.Duration
+	for _, x := range d {
+		m = max(m, x)
+	}
+	return float64(m) / float64(time.Millisecond)
+}
+
+func sizeText(n int64) string {
+	if n >= 1<<30 {
+		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+	}
+	return fmt.Sprintf("%d MB", n>>20)
+}
