@@ -209,7 +209,7 @@ func watchBusy(t *Target, field string, mu *sync.Mutex, busy *bool) {
 			break
 		}
 		seen = seen || on || time.Since(start) > 5*time.Second // a job too fast to be seen running
-		time.Sleep(10 * time.Millisecond)                        // INFO is polled: no notification for a job's end
+		time.Sleep(10 * time.Millisecond)                      // INFO is polled: no notification for a job's end
 	}
 	mu.Lock()
 	*busy = false
