@@ -29,6 +29,10 @@ integ:
 bench: build
 	./$(BIN) bench
 
+# The kill -9 crash loop at length: 300 cycles instead of make test's 30.
+soak:
+	REDSTREAM_SOAK_CYCLES=300 $(GO) test -race -timeout 90m -run 'TestKill9' -count=1 -v ./tests/
+
 # Runs every fuzz target for FUZZTIME each.
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \

@@ -301,3 +301,30 @@ func TestPersistDiskFull(t *testing.T) {
 		}
 	}
 }
+
+// TestPersistCorruptRDB: a dump.rdb whose checksum does not match is
+// refused at startup with an error that says so and names the file.
+func TestPersistCorruptRDB(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := StartServerIn(t, dir, "--appendonly", "no", "--save", "")
+	seedData(t, s.Raw(t))
+	if r := s.Raw(t).Do("SAVE"); r.Type == '-' {
+		t.Fatalf("SAVE = %s", r)
+	}
+	s.Stop()
+	path := filepath.Join(dir, "dump.rdb")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-12] ^= 0x01 // a byte inside the last value, before the checksum
+	os.WriteFile(path, data, 0o644)
+	out, err := exec.Command(binary, "server", "--port", "0", "--dir", dir, "--appendonly", "no").CombinedOutput()
+	if err == nil {
+		t.Fatalf("the server started on a damaged dump.rdb:\n%s", out)
+	}
+	if !strings.Contains(string(out), path) || !strings.Contains(strings.ToLower(string(out)), "checksum") {
+		t.Fatalf("the refusal does not name the file and the checksum:\n%s", out)
+	}
+}
