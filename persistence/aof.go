@@ -52,10 +52,16 @@ type AOFOptions struct {
 var ErrClosed = errors.New("persistence: AOF is closed")
 
 // AOF is the append-only file. It implements server.Log: Append queues
-// the records of one command as a frame and returns a wait function; one
-// writer goroutine writes everything queued since its last write in one
-// write(2) and, under appendfsync always, one fsync — so many clients
-// waiting at once cost one fsync, not one each (group commit).
+// the records of one command as a frame and returns a ticket. Group
+// commit is leader-based: the first client goroutine to Wait while nobody
+// is writing becomes the leader and writes everything queued — every
+// client's frames — in one write(2) and, under appendfsync always, one
+// fsync; the others wait for it and the next leader takes what queued
+// meanwhile. So many clients cost one fsync a batch, and no reply waits
+// for a hand-off to another goroutine. A background goroutine writes
+// frames nobody waits for (active expiry), fsyncs every second under
+// everysec — beside the writes, as Redis's background thread does — and
+// retries after errors.
 type AOF struct {
 	opt AOFOptions
 	fs  FS
@@ -70,6 +76,7 @@ type AOF struct {
 	synced   uint64 // frames fsynced
 	err      error  // the last write error; cleared by a successful write
 	failedTo uint64 // frames up to this one were in the write that failed
+	failures int    // write or switch failures so far
 	closed   bool
 	stats    AOFStats
 
@@ -79,10 +86,17 @@ type AOF struct {
 	curBytes  int64      // bytes in the increment being written (the writer's size, published)
 	baseBytes int64      // bytes in the base file
 	rewriting bool
+	leader    bool // a goroutine is writing (or switching files); others wait
+	open      bool // the file accepts writes (Start to Close)
 
-	// Owned by the writer goroutine.
-	file File
+	// Owned by the leader of the moment (handed over under mu).
 	size int64 // bytes of whole frames in the current increment
+	// file is replaced only by a file switch, under fileMu's write lock;
+	// writes and fsyncs hold its read lock, so they may overlap.
+	fileMu sync.RWMutex
+	file   File
+
+	waiting []waiter // clients parked in Wait
 
 	manifestMu sync.Mutex // orders manifest rewrites (writer and rewrite)
 	manifest   manifest
@@ -180,6 +194,7 @@ func (a *AOF) Start() error {
 	a.file, a.size = f, st.Size()
 	a.curBytes = a.size
 	a.stats.CurrentSize = a.size
+	a.open = true
 	go a.writer()
 	return nil
 }
@@ -197,10 +212,6 @@ func (a *AOF) Append(recs []server.Record) uint64 {
 	a.appended++
 	seq := a.appended
 	a.mu.Unlock()
-	select {
-	case a.kick <- struct{}{}:
-	default:
-	}
 	return seq
 }
 
@@ -210,19 +221,98 @@ func (a *AOF) Wait(seq uint64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for {
-		done := a.written >= seq
-		if a.opt.Fsync == FsyncAlways {
-			done = a.synced >= seq
-		}
 		switch {
-		case done:
+		case a.done(seq):
 			return nil
 		case a.err != nil && seq <= a.failedTo: // our frame was in the failed write
 			return a.err
-		case a.closed && a.written < seq:
+		case !a.leader && a.open:
+			a.lead() // nobody is writing: write everyone's frames ourselves
+			continue
+		case !a.open:
 			return ErrClosed
 		}
-		a.cond.Wait()
+		// Park until notify says our frame is durable, or that we are to
+		// lead the next round: only those goroutines wake, not every
+		// waiting client at every round.
+		ch := signalPool.Get().(chan struct{})
+		a.waiting = append(a.waiting, waiter{seq: seq, ch: ch})
+		a.mu.Unlock()
+		<-ch
+		signalPool.Put(ch)
+		a.mu.Lock()
+	}
+}
+
+// waiter is a client parked in Wait.
+type waiter struct {
+	seq uint64
+	ch  chan struct{} // buffered: notify never blocks
+}
+
+var signalPool = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
+
+// done reports whether frame seq is durable under the policy. a.mu must
+// be held.
+func (a *AOF) done(seq uint64) bool {
+	if a.opt.Fsync == FsyncAlways {
+		return a.synced >= seq
+	}
+	return a.written >= seq
+}
+
+// notify wakes the parked clients that can go on — their frame durable
+// or failed, or the file closed — and, when nobody is writing, one more to
+// lead the next round; and it wakes the internal waiters on cond. a.mu
+// must be held.
+func (a *AOF) notify() {
+	a.cond.Broadcast()
+	kept := a.waiting[:0]
+	leading := a.leader
+	for _, w := range a.waiting {
+		switch {
+		case a.done(w.seq), a.err != nil && w.seq <= a.failedTo, !a.open:
+			w.ch <- struct{}{}
+		case !leading && len(a.pending) > 0:
+			w.ch <- struct{}{} // it finds no leader and writes the next round
+			leading = true
+		default:
+			kept = append(kept, w)
+		}
+	}
+	clear(a.waiting[len(kept):])
+	a.waiting = kept
+}
+
+// lead makes the caller the writer for one round: what is queued now is
+// written (and fsynced under always), or the due file switch made. Frames
+// that queue meanwhile go to the next leader, so no client's reply waits
+// for more than its own round. a.mu must be held; it is released for the
+// I/O and held again on return.
+func (a *AOF) lead() {
+	a.leader = true
+	a.mu.Unlock()
+	a.flushOnce()
+	a.mu.Lock()
+	a.leader = false
+	a.notify()
+}
+
+// flushAll leads rounds until nothing is queued, or until a round fails
+// (the next tick retries).
+func (a *AOF) flushAll() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for a.open && (len(a.pending) > 0 || len(a.rotations) > 0) {
+		if a.leader {
+			a.cond.Wait()
+			continue
+		}
+		failures := a.failures
+		a.lead()
+		if a.failures != failures {
+			return
+		}
 	}
 }
 
@@ -244,29 +334,24 @@ func (a *AOF) Stats() AOFStats {
 // writer writes queued frames until Close, fsyncing per the policy.
 func (a *AOF) writer() {
 	defer close(a.stopped)
-	tick := time.NewTicker(time.Second)
+	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	lastSync := time.Now()
 	for {
 		select {
-		case <-a.kick:
-			a.flush()
+		case <-a.kick: // a file switch is due
+			a.flushAll()
 		case <-tick.C:
-			a.flush()
-			if a.opt.Fsync == FsyncEverysec {
+			a.flushAll() // frames nobody waits for, and retries after errors
+			if a.opt.Fsync == FsyncEverysec && time.Since(lastSync) >= time.Second {
 				a.syncWritten()
+				lastSync = time.Now()
 			}
 		case <-a.stop:
-			a.flush()
+			a.flushAll()
 			a.syncWritten()
 			return
 		}
-	}
-}
-
-// flush writes every queued frame, switching increment files at the
-// points Rotate marked.
-func (a *AOF) flush() {
-	for a.flushOnce() {
 	}
 }
 
@@ -299,10 +384,12 @@ func (a *AOF) flushOnce() bool {
 		a.rotations[i].at -= cut
 	}
 	a.mu.Unlock()
+	a.fileMu.RLock()
 	n, err := a.file.Write(buf)
 	if err == nil && a.opt.Fsync == FsyncAlways {
-		err = a.file.Sync()
+		err = syncData(a.file)
 	}
+	a.fileMu.RUnlock()
 	if err != nil {
 		a.failed(buf, upto, n, err)
 		return false
@@ -317,7 +404,7 @@ func (a *AOF) flushOnce() bool {
 	a.curBytes = a.size
 	a.recovered()
 	a.spare = buf[:0]
-	a.cond.Broadcast()
+	a.notify()
 	a.mu.Unlock()
 	return true
 }
@@ -327,7 +414,10 @@ func (a *AOF) flushOnce() bool {
 // the queue.
 func (a *AOF) failed(buf []byte, upto uint64, n int, err error) {
 	if n > 0 {
-		if terr := a.file.Truncate(a.size); terr != nil {
+		a.fileMu.RLock()
+		terr := a.file.Truncate(a.size)
+		a.fileMu.RUnlock()
+		if terr != nil {
 			a.opt.Logger.Error("AOF: cannot cut a partial write", "err", terr)
 		}
 	}
@@ -341,8 +431,9 @@ func (a *AOF) failed(buf []byte, upto uint64, n int, err error) {
 	}
 	a.err = fmt.Errorf("persistence: writing the AOF: %w", err)
 	a.failedTo = upto
+	a.failures++
 	a.stats.LastWriteOK, a.stats.LastWriteErr = false, err.Error()
-	a.cond.Broadcast()
+	a.notify()
 	a.mu.Unlock()
 }
 
@@ -364,13 +455,16 @@ func (a *AOF) syncWritten() {
 	if target == synced {
 		return
 	}
-	if err := a.file.Sync(); err != nil {
+	a.fileMu.RLock()
+	err := syncData(a.file) // beside the leader's writes: both hold the read lock
+	a.fileMu.RUnlock()
+	if err != nil {
 		a.opt.Logger.Error("AOF fsync failed", "err", err)
 		return
 	}
 	a.mu.Lock()
 	a.synced = target
-	a.cond.Broadcast()
+	a.notify()
 	a.mu.Unlock()
 }
 
@@ -390,7 +484,11 @@ func (a *AOF) Close() error {
 	close(a.stop)
 	<-a.stopped
 	a.mu.Lock()
-	a.cond.Broadcast()
+	for a.leader { // a client may still be writing
+		a.cond.Wait()
+	}
+	a.open = false
+	a.notify()
 	err := a.err
 	a.mu.Unlock()
 	if cerr := a.file.Close(); err == nil {

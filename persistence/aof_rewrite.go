@@ -49,7 +49,7 @@ func (a *AOF) Rotate() (int64, error) {
 		file: aofFile{name: incrName(a.opt.Name, seq), seq: seq}})
 	a.mu.Unlock()
 	select {
-	case a.kick <- struct{}{}:
+	case a.kick <- struct{}{}: // the writer makes the switch even if nobody waits
 	default:
 	}
 	return seq, nil
@@ -59,14 +59,17 @@ func (a *AOF) Rotate() (int64, error) {
 // the current one, list the new one in the manifest, open it. It reports
 // whether it switched (false: retry on the next tick).
 func (a *AOF) rotateFile(r rotation) bool {
-	if err := a.file.Sync(); err != nil {
+	a.fileMu.RLock()
+	err := syncData(a.file)
+	a.fileMu.RUnlock()
+	if err != nil {
 		a.rotateFailed(err)
 		return false
 	}
 	a.manifestMu.Lock()
 	m := a.manifest
 	m.incrs = append(slices.Clone(m.incrs), r.file)
-	err := writeFileAtomic(a.fs, a.manifestPath(), m.encode())
+	err = writeFileAtomic(a.fs, a.manifestPath(), m.encode())
 	if err == nil {
 		a.manifest = m
 	}
@@ -83,13 +86,15 @@ func (a *AOF) rotateFile(r rotation) bool {
 		a.rotateFailed(err)
 		return false
 	}
+	a.fileMu.Lock() // no write or fsync may use the old file past here
 	a.file.Close()
 	a.file, a.size = f, 0
+	a.fileMu.Unlock()
 	a.mu.Lock()
 	a.curBytes = 0
 	a.rotations = a.rotations[1:]
 	a.synced = max(a.synced, a.written) // the old file was fsync'd above
-	a.cond.Broadcast()
+	a.notify()
 	a.mu.Unlock()
 	return true
 }
@@ -101,8 +106,9 @@ func (a *AOF) rotateFailed(err error) {
 		a.opt.Logger.Error("AOF: cannot start a new increment; retrying", "err", err)
 	}
 	a.err = fmt.Errorf("persistence: starting a new AOF increment: %w", err)
+	a.failures++
 	a.stats.LastWriteOK, a.stats.LastWriteErr = false, err.Error()
-	a.cond.Broadcast()
+	a.notify()
 }
 
 // FinishRewrite writes the new base with writeBase (the snapshot frozen
