@@ -91,7 +91,11 @@ func (s *Server) logDirect(db int, now int64, argv ...[]byte) {
 // commit hands the records queued since the last commit to the log, wakes
 // the blocked clients the command served, and returns the ticket to wait
 // for before replying. Lock should be held.
-func (s *Server) commit() (ticket uint64) {
+func (s *Server) commit() uint64 { return s.commitBy(nil) }
+
+// commitBy is commit for client by's commands: the replies of the clients
+// they served go to by to write (handoff.go). Lock should be held.
+func (s *Server) commitBy(by *Client) (ticket uint64) {
 	if len(s.pending) > 0 {
 		s.stats.dirty += int64(len(s.pending))
 		if s.log != nil {
@@ -104,6 +108,7 @@ func (s *Server) commit() (ticket uint64) {
 		// A served client's reply waits for this commit, which holds its
 		// own records (the pop that served it): before it, nothing is sent.
 		c.durable = max(c.durable, ticket)
+		by.takeReply(c)
 		c.wake()
 	}
 	clear(s.served)

@@ -5,7 +5,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redstream/redstream/resp"
@@ -22,7 +24,17 @@ type Client struct {
 	laddr   string
 	unix    bool
 	created time.Time
-	qbuf    atomic.Int64 // unparsed input bytes, for CLIENT LIST
+	qbuf    atomic.Int64    // unparsed input bytes, for CLIENT LIST
+	raw     syscall.RawConn // for writes that must not wait (handoff.go); nil if conn has none
+
+	// wmu serialises writes to conn: a pusher may write this client's
+	// served reply (handoff.go). handoff holds what it could not write.
+	wmu     sync.Mutex
+	handoff []byte
+
+	// Owned by the connection goroutine: served replies its last commit
+	// took over, to write after it (handoff.go).
+	deliveries []*Client
 
 	// Guarded by s.mu.
 	out             resp.Writer // replies not yet written to the connection
@@ -42,6 +54,7 @@ type Client struct {
 	noEvict         bool
 	noTouch         bool
 	quit            bool // QUIT, RESET of a killed client, a fatal error: close after flushing
+	parked          bool // in waitBlocked's read, with nothing unwritten: a pusher may deliver its reply
 }
 
 type replyMode uint8
@@ -88,6 +101,9 @@ func (s *Server) admit(conn net.Conn) *Client {
 	c := &Client{s: s, conn: conn, unix: unix, created: time.Now(), rd: resp.NewReader(countingReader{conn, &s.stats.netIn})}
 	c.out.Proto = 2
 	c.raddr, c.laddr = addrString(conn.RemoteAddr(), unix), addrString(conn.LocalAddr(), unix)
+	if sc, ok := conn.(syscall.Conn); ok {
+		c.raw, _ = sc.SyscallConn()
+	}
 	if refusal := s.register(c); refusal != "" {
 		_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
 		_, _ = conn.Write([]byte("-" + refusal + "\r\n"))
@@ -195,8 +211,11 @@ func (c *Client) serve() {
 // it and then runs the rest. It returns false when the client is done.
 func (c *Client) run(batch [][][]byte) bool {
 	for len(batch) > 0 {
-		done := c.runLocked(batch)
+		done, ticket := c.runLocked(batch)
 		batch = batch[done:]
+		if len(c.deliveries) > 0 {
+			c.deliver(ticket)
+		}
 		if c.quit {
 			c.flush()
 			return false
@@ -220,12 +239,11 @@ func (c *Client) run(batch [][][]byte) bool {
 
 // runLocked runs commands under one hold of the lock until one blocks or
 // asks to quit, commits their writes to the log together, and returns how
-// many it ran.
-func (c *Client) runLocked(batch [][][]byte) int {
+// many it ran and the commit's ticket.
+func (c *Client) runLocked(batch [][][]byte) (n int, ticket uint64) {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
 	for _, argv := range batch {
 		c.process(argv)
 		n++
@@ -233,8 +251,9 @@ func (c *Client) runLocked(batch [][][]byte) int {
 			break
 		}
 	}
-	c.durable = max(c.durable, s.commit()) // tickets grow: the later covers the earlier
-	return n
+	ticket = s.commitBy(c)
+	c.durable = max(c.durable, ticket) // tickets grow: the later covers the earlier
+	return n, ticket
 }
 
 // readMore waits for more input, closing idle clients after `timeout`.
@@ -271,6 +290,11 @@ func (c *Client) protocolError(err error) {
 // closed: an acknowledgement is a promise.
 func (c *Client) flush() error {
 	if err := c.awaitDurable(); err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := c.writeHandoff(); err != nil {
 		return err
 	}
 	c.s.mu.Lock()
@@ -322,7 +346,9 @@ func (c *Client) waitBlocked() bool {
 		return false
 	}
 	if len(earlier) > 0 {
+		c.wmu.Lock()
 		n, err := c.conn.Write(earlier)
+		c.wmu.Unlock()
 		s.stats.netOut.Add(int64(n))
 		if err != nil {
 			return false
@@ -332,6 +358,7 @@ func (c *Client) waitBlocked() bool {
 		s.mu.Lock()
 		if b.done {
 			c.blocked = nil
+			c.parked = false
 			s.mu.Unlock()
 			_ = c.conn.SetReadDeadline(time.Time{})
 			return !b.gone && c.flush() == nil
@@ -339,6 +366,7 @@ func (c *Client) waitBlocked() bool {
 		// Set the deadline under the lock: a waker sets it to the past
 		// under the lock too, so its wake-up is never overwritten.
 		_ = c.conn.SetReadDeadline(b.deadline)
+		c.parked = true
 		s.mu.Unlock()
 		err := c.rd.Fill()
 		c.noteQueryBuffer()
@@ -352,6 +380,7 @@ func (c *Client) waitBlocked() bool {
 			if b.done {
 				c.blocked = nil
 			}
+			c.parked = false
 			s.mu.Unlock()
 			if served {
 				c.flush()
