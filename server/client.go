@@ -35,6 +35,9 @@ type Client struct {
 	// Owned by the connection goroutine: served replies its last commit
 	// took over, to write after it (handoff.go).
 	deliveries []*Client
+	// deadlineSet: conn may have a read deadline (an idle timeout, a
+	// blocked wait's, a waker's), so a read without one must clear it.
+	deadlineSet bool
 
 	// Guarded by s.mu.
 	out             resp.Writer // replies not yet written to the connection
@@ -264,7 +267,10 @@ func (c *Client) readMore() error {
 	if lim.idleTimeout > 0 {
 		deadline = time.Now().Add(lim.idleTimeout)
 	}
-	_ = c.conn.SetReadDeadline(deadline)
+	if !deadline.IsZero() || c.deadlineSet {
+		_ = c.conn.SetReadDeadline(deadline)
+		c.deadlineSet = !deadline.IsZero()
+	}
 	err := c.rd.Fill()
 	c.noteQueryBuffer()
 	if errors.Is(err, resp.ErrQueryBufferLimit) {
@@ -288,8 +294,18 @@ func (c *Client) protocolError(err error) {
 // flush writes the pending replies once the writes behind them are
 // durable. If durability fails the replies are dropped and the connection
 // closed: an acknowledgement is a promise.
+//
+// Only this goroutine adds to c.out while the client is not blocked (the
+// lock guards it for CLIENT LIST's readers), so the bytes taken here stay
+// the whole pending output until the write is done.
 func (c *Client) flush() error {
-	if err := c.awaitDurable(); err != nil {
+	s := c.s
+	s.mu.Lock()
+	ticket := c.durable
+	c.durable = 0
+	out := c.out.Bytes()
+	s.mu.Unlock()
+	if err := c.waitDurable(ticket); err != nil {
 		return err
 	}
 	c.wmu.Lock()
@@ -297,30 +313,23 @@ func (c *Client) flush() error {
 	if err := c.writeHandoff(); err != nil {
 		return err
 	}
-	c.s.mu.Lock()
-	out := c.out.Bytes()
-	c.s.mu.Unlock()
 	if len(out) == 0 {
 		return nil
 	}
 	n, err := c.conn.Write(out)
-	c.s.stats.netOut.Add(int64(n))
-	c.s.mu.Lock()
+	s.stats.netOut.Add(int64(n))
+	s.mu.Lock()
 	c.out.Reset()
 	if cap(out) > 1<<20 {
 		c.out = resp.Writer{Proto: c.out.Proto} // let a huge reply's buffer go
 	}
-	c.s.mu.Unlock()
+	s.mu.Unlock()
 	return err
 }
 
-// awaitDurable waits for the log to make the client's acknowledged writes
-// durable.
-func (c *Client) awaitDurable() error {
-	c.s.mu.Lock()
-	ticket := c.durable
-	c.durable = 0
-	c.s.mu.Unlock()
+// waitDurable waits for the log to make ticket, the client's acknowledged
+// writes, durable; 0 waits for nothing.
+func (c *Client) waitDurable(ticket uint64) error {
 	if ticket == 0 {
 		return nil
 	}
@@ -341,8 +350,10 @@ func (c *Client) waitBlocked() bool {
 	b := c.blocked
 	earlier := b.earlierOutput
 	b.earlierOutput = nil
+	ticket := c.durable
+	c.durable = 0
 	s.mu.Unlock()
-	if c.awaitDurable() != nil {
+	if c.waitDurable(ticket) != nil {
 		return false
 	}
 	if len(earlier) > 0 {
@@ -354,15 +365,9 @@ func (c *Client) waitBlocked() bool {
 			return false
 		}
 	}
-	for {
-		s.mu.Lock()
-		if b.done {
-			c.blocked = nil
-			c.parked = false
-			s.mu.Unlock()
-			_ = c.conn.SetReadDeadline(time.Time{})
-			return !b.gone && c.flush() == nil
-		}
+	c.deadlineSet = true // from here on, a waker may set it
+	s.mu.Lock()
+	for !b.done {
 		// Set the deadline under the lock: a waker sets it to the past
 		// under the lock too, so its wake-up is never overwritten.
 		_ = c.conn.SetReadDeadline(b.deadline)
@@ -370,32 +375,31 @@ func (c *Client) waitBlocked() bool {
 		s.mu.Unlock()
 		err := c.rd.Fill()
 		c.noteQueryBuffer()
+		s.mu.Lock()
+		c.parked = false
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			// The peer closed or reset. If a write served us first, the
 			// element is ours: send the reply (a half-closed peer still
 			// reads it) rather than drop it. Otherwise removeClient
 			// unblocks us and nothing is taken.
-			s.mu.Lock()
 			served := b.done && !b.gone
 			if b.done {
 				c.blocked = nil
 			}
-			c.parked = false
 			s.mu.Unlock()
 			if served {
 				c.flush()
 			}
 			return false
 		}
-		if err != nil {
-			s.mu.Lock()
-			if !b.done && !b.deadline.IsZero() && !time.Now().Before(b.deadline) {
-				s.unblock(c)
-				c.out.NullArray() // Redis answers a timed-out wait with a null array
-			}
-			s.mu.Unlock()
+		if err != nil && !b.done && !b.deadline.IsZero() && !time.Now().Before(b.deadline) {
+			s.unblock(c)
+			c.out.NullArray() // Redis answers a timed-out wait with a null array
 		}
 	}
+	c.blocked = nil
+	s.mu.Unlock()
+	return !b.gone && c.flush() == nil
 }
 
 // countingReader counts the bytes clients send, for INFO's
