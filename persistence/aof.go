@@ -98,6 +98,13 @@ type AOF struct {
 
 	waiting []waiter // clients parked in Wait
 
+	// Lingering (appendfsync always): the next round waits, briefly, for
+	// the clients the last round released to queue their next frames.
+	lastSync    time.Duration // how long the last round's write and fsync took
+	expectUntil uint64        // the next round waits until appended reaches this...
+	lingering   bool          // ...and a leader is waiting for the next frame
+	arrived     chan struct{} // Append's word that one came
+
 	manifestMu sync.Mutex // orders manifest rewrites (writer and rewrite)
 	manifest   manifest
 	kick       chan struct{}
@@ -125,7 +132,7 @@ func OpenAOF(opt AOFOptions) (*AOF, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	a := &AOF{opt: opt, fs: opt.FS, kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+	a := &AOF{opt: opt, fs: opt.FS, kick: make(chan struct{}, 1), arrived: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 	a.cond = sync.NewCond(&a.mu)
 	a.stats.LastWriteOK = true
 	if err := a.fs.MkdirAll(opt.Dir, 0o755); err != nil {
@@ -211,6 +218,10 @@ func (a *AOF) Append(recs []server.Record) uint64 {
 	a.pending, a.scratch = appendFrame(a.pending, a.scratch, recs)
 	a.appended++
 	seq := a.appended
+	if a.lingering {
+		a.lingering = false
+		a.arrived <- struct{}{} // buffered, and sent once per wait
+	}
 	a.mu.Unlock()
 	return seq
 }
@@ -227,6 +238,7 @@ func (a *AOF) Wait(seq uint64) error {
 		case a.err != nil && seq <= a.failedTo: // our frame was in the failed write
 			return a.err
 		case !a.leader && a.open:
+			a.linger()
 			a.lead() // nobody is writing: write everyone's frames ourselves
 			continue
 		case !a.open:
@@ -282,6 +294,54 @@ func (a *AOF) notify() {
 	}
 	clear(a.waiting[len(kept):])
 	a.waiting = kept
+}
+
+// Lingering bounds: a round waits at most the last round's duration (and
+// never more than maxLinger), and stops once no frame has come for a
+// quarter of that: the clients it waits for may be busy elsewhere.
+const maxLinger = time.Millisecond
+
+// linger holds the next round of an fsync-always file back until the
+// clients the last round released have queued their next frames. Without
+// it, many clients split into cohorts that alternate rounds: the frames
+// that queued during one fsync are written at once, while the clients
+// just released are still answering, so each fsync carries a fraction of
+// them. Redis gets whole batches from its event loop, which reads every
+// client before its fsync. A lone client costs nothing: its next frame is
+// the one expected. a.mu must be held; it is released while waiting.
+func (a *AOF) linger() {
+	if a.opt.Fsync != FsyncAlways || a.appended >= a.expectUntil || len(a.rotations) > 0 {
+		return
+	}
+	a.leader = true // nobody else starts the round meanwhile
+	end := time.Now().Add(min(a.lastSync, maxLinger))
+	gap := a.lastSync / 4
+	t := time.NewTimer(gap)
+	defer t.Stop()
+	for a.appended < a.expectUntil {
+		a.lingering = true
+		a.mu.Unlock()
+		quiet := false
+		select {
+		case <-a.arrived:
+		case <-t.C:
+			quiet = true
+		}
+		a.mu.Lock()
+		if a.lingering { // no word from Append: take back the one it may yet send
+			a.lingering = false
+			select {
+			case <-a.arrived:
+			default:
+			}
+		}
+		left := time.Until(end)
+		if quiet || left <= 0 {
+			break
+		}
+		t.Reset(min(gap, left))
+	}
+	a.leader = false
 }
 
 // lead makes the caller the writer for one round: what is queued now is
@@ -385,10 +445,12 @@ func (a *AOF) flushOnce() bool {
 	}
 	a.mu.Unlock()
 	a.fileMu.RLock()
+	began := time.Now()
 	n, err := a.file.Write(buf)
 	if err == nil && a.opt.Fsync == FsyncAlways {
 		err = syncData(a.file)
 	}
+	took := time.Since(began)
 	a.fileMu.RUnlock()
 	if err != nil {
 		a.failed(buf, upto, n, err)
@@ -396,6 +458,8 @@ func (a *AOF) flushOnce() bool {
 	}
 	a.size += int64(n)
 	a.mu.Lock()
+	a.lastSync = took
+	a.expectUntil = a.appended + (upto - a.written) // as many as it released
 	a.written = upto
 	if a.opt.Fsync == FsyncAlways {
 		a.synced = upto
