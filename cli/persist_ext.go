@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/redstream/redstream/persistence"
 	"github.com/redstream/redstream/stream"
@@ -45,24 +49,120 @@ func streamToRDB(s *stream.Stream) *persistence.Stream {
 	if st.Added > 0 || st.Duplicates > 0 || st.Duration != stream.DefaultIDMPDuration || st.MaxSize != stream.DefaultIDMPMaxSize {
 		out.IDMP = idmp
 	}
+	for _, g := range s.Groups() {
+		out.Groups = append(out.Groups, groupToRDB(g))
+	}
 	return out
 }
 
-// streamFromRDB builds a stream from a decoded one. Consumer groups come
-// with a later change: a file that has some is refused rather than
-// loaded without them.
-func streamFromRDB(v *persistence.Stream) (*stream.Stream, error) {
-	if len(v.Groups) > 0 {
-		return nil, fmt.Errorf("stream with %d consumer groups: groups are not supported yet", len(v.Groups))
+// Entries released by XNACK (Redis 8.8) have no owner, and RDB version
+// 10 has no place for an entry without one (Redis 7 refuses such files).
+// They are written as owned by a reserved consumer, releasedConsumer,
+// whose seen time is releasedMark, and their delivery times are their
+// positions in release order (1, 2, ...), which CLAIM follows; loading
+// turns them back into released entries with delivery time 0. A real
+// consumer of that name and seen time is, in practice, impossible.
+var releasedConsumer = []byte("\x00redstream:released")
+
+const releasedMark = math.MinInt64
+
+func groupToRDB(g stream.GroupState) persistence.Group {
+	out := persistence.Group{Name: g.Name, LastID: rdbID(g.LastID), EntriesRead: g.EntriesRead}
+	rank := make(map[stream.ID]int64, len(g.Released))
+	for i, id := range g.Released {
+		rank[id] = int64(i + 1)
 	}
+	for _, p := range g.PEL {
+		t := p.DeliveryTime
+		if r, ok := rank[p.ID]; ok {
+			t = r
+		}
+		out.PEL = append(out.PEL, persistence.PendingEntry{ID: rdbID(p.ID), DeliveryTime: t, DeliveryCount: uint64(p.DeliveryCount)})
+	}
+	for _, c := range g.Consumers {
+		rc := persistence.Consumer{Name: c.Name, SeenTime: c.SeenTime, ActiveTime: c.ActiveTime}
+		for _, id := range c.PEL {
+			rc.PEL = append(rc.PEL, rdbID(id))
+		}
+		out.Consumers = append(out.Consumers, rc)
+	}
+	if len(g.Released) > 0 {
+		rc := persistence.Consumer{Name: releasedConsumer, SeenTime: releasedMark, ActiveTime: releasedMark}
+		for _, p := range g.PEL {
+			if _, ok := rank[p.ID]; ok {
+				rc.PEL = append(rc.PEL, rdbID(p.ID))
+			}
+		}
+		out.Consumers = insertConsumer(out.Consumers, rc)
+	}
+	return out
+}
+
+// insertConsumer keeps consumers in name order, as Redis writes them.
+func insertConsumer(cs []persistence.Consumer, c persistence.Consumer) []persistence.Consumer {
+	i, _ := slices.BinarySearchFunc(cs, c.Name, func(e persistence.Consumer, name []byte) int { return bytes.Compare(e.Name, name) })
+	return slices.Insert(cs, i, c)
+}
+
+func groupFromRDB(g persistence.Group) stream.GroupState {
+	out := stream.GroupState{Name: g.Name, LastID: stream.ID(g.LastID), EntriesRead: g.EntriesRead}
+	var released map[stream.ID]bool
+	for _, c := range g.Consumers {
+		if bytes.Equal(c.Name, releasedConsumer) && c.SeenTime == releasedMark {
+			released = make(map[stream.ID]bool, len(c.PEL))
+			for _, id := range c.PEL {
+				released[stream.ID(id)] = true
+			}
+			continue
+		}
+		cs := stream.ConsumerState{Name: c.Name, SeenTime: c.SeenTime, ActiveTime: c.ActiveTime}
+		for _, id := range c.PEL {
+			cs.PEL = append(cs.PEL, stream.ID(id))
+		}
+		out.Consumers = append(out.Consumers, cs)
+	}
+	type rel struct {
+		id   stream.ID
+		rank int64
+	}
+	var order []rel
+	for _, p := range g.PEL {
+		ps := stream.PendingState{ID: stream.ID(p.ID), DeliveryTime: p.DeliveryTime, DeliveryCount: int64(p.DeliveryCount)}
+		if released[ps.ID] {
+			order = append(order, rel{ps.ID, ps.DeliveryTime})
+			ps.DeliveryTime = 0
+		}
+		out.PEL = append(out.PEL, ps)
+	}
+	slices.SortStableFunc(order, func(a, b rel) int { return cmp.Compare(a.rank, b.rank) })
+	for _, r := range order {
+		out.Released = append(out.Released, r.id)
+	}
+	return out
+}
+
+// streamFromRDB builds a stream from a decoded one, groups included.
+func streamFromRDB(v *persistence.Stream) (*stream.Stream, error) {
 	nodes := make([]stream.Node, len(v.Nodes))
 	for i, n := range v.Nodes {
 		nodes[i] = stream.Node{Master: stream.ID(n.Master), Listpack: n.Listpack}
 	}
 	s, err := stream.FromNodes(nodes, stream.Meta{Length: v.Length, LastID: stream.ID(v.LastID), FirstID: stream.ID(v.FirstID),
 		MaxDeletedID: stream.ID(v.MaxDeletedID), EntriesAdded: v.EntriesAdded})
-	if err != nil || v.IDMP == nil {
-		return s, err
+	if err != nil {
+		return nil, err
+	}
+	if len(v.Groups) > 0 {
+		groups := make([]stream.GroupState, len(v.Groups))
+		for i, g := range v.Groups {
+			groups[i] = groupFromRDB(g)
+		}
+		if err := s.SetGroups(groups); err != nil {
+			return nil, err
+		}
+	}
+	if v.IDMP == nil {
+		return s, nil
 	}
 	st := stream.IDMPState{Duration: int64(v.IDMP.Duration), MaxSize: int64(v.IDMP.MaxSize), Added: v.IDMP.Added, Duplicates: v.IDMP.Duplicates}
 	for _, p := range v.IDMP.Producers {

@@ -34,6 +34,9 @@ type blockState struct {
 	earlierOutput []byte          // replies of pipelined commands before this one
 	done          bool            // the wait is over: served, timed out, unblocked or gone
 	gone          bool            // it ended because the peer disconnected
+	// XREADGROUP only (group_block.go): the timer that re-runs a CLAIM
+	// read when a pending entry becomes idle enough.
+	claim *time.Timer
 }
 
 type readyKey struct {
@@ -63,6 +66,9 @@ func (s *Server) blockClient(c *Client, x *Ctx) {
 	}
 	c.blocked = b
 	s.stats.blockedClients++
+	if waitsOnGroup(b.cmd) {
+		s.watchGroupWait(c)
+	}
 }
 
 // unblock takes c out of every queue and ends its wait; the caller writes
@@ -70,6 +76,9 @@ func (s *Server) blockClient(c *Client, x *Ctx) {
 func (s *Server) unblock(c *Client) {
 	b := c.blocked
 	db := s.dbs[b.db]
+	if waitsOnGroup(b.cmd) {
+		s.forgetGroupWait(c)
+	}
 	for i, key := range b.keys {
 		q := db.waiters[key]
 		q.Remove(b.links[i])
@@ -131,11 +140,9 @@ func (s *Server) serveKey(db *DB, key string) {
 		}
 		// As in Redis, a waiter is re-run only when the key holds the type
 		// it waits for (a list for BLPOP): anything else cannot serve it.
-		o := db.keys[key]
-		if o == nil {
-			return
-		}
-		if typeName(o) != b.cmd.Group {
+		// XREADGROUP is the exception: a key deleted or of another type
+		// ends its wait with NOGROUP or WRONGTYPE, which its re-run answers.
+		if o := db.keys[key]; !waitsOnGroup(b.cmd) && (o == nil || typeName(o) != b.cmd.Group) {
 			continue
 		}
 		if peerClosed(c.conn) {
@@ -160,6 +167,9 @@ func (s *Server) rerun(c *Client) {
 	s.execute(x, time.Now())
 	if x.stillBlocked {
 		c.out.Truncate(mark)
+		if waitsOnGroup(b.cmd) {
+			s.armClaimWake(c) // pending entries may have changed
+		}
 		return
 	}
 	if c.replyMode != replyOn {
@@ -178,12 +188,26 @@ func (s *Server) unblockByRequest(c *Client, withError bool) bool {
 	}
 	s.unblock(c)
 	if withError {
-		c.out.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+		const msg = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+		c.out.Error(msg)
+		s.stats.countError(msg)
 	} else {
 		c.out.NullArray() // as a timeout: Redis answers a null array
 	}
+	s.countUnblocked(b, withError)
 	c.wake()
 	return true
+}
+
+// countUnblocked counts a wait that ended without a re-run (a timeout,
+// CLIENT UNBLOCK) as the command's one call, as Redis does; a disconnect
+// is not counted. Lock should be held.
+func (s *Server) countUnblocked(b *blockState, failed bool) {
+	b.cmd.stat.calls++
+	if failed {
+		b.cmd.stat.failed++
+	}
+	s.stats.commands++
 }
 
 func cloneArgv(argv [][]byte) [][]byte {

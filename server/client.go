@@ -395,6 +395,7 @@ func (c *Client) waitBlocked() bool {
 		if err != nil && !b.done && !b.deadline.IsZero() && !time.Now().Before(b.deadline) {
 			s.unblock(c)
 			c.out.NullArray() // Redis answers a timed-out wait with a null array
+			s.countUnblocked(b, false)
 		}
 	}
 	c.blocked = nil

@@ -460,6 +460,9 @@ func flushallCommand(x *Ctx) {
 // be held.
 func (s *Server) flush(db *DB) {
 	s.touchAllWatched(db)
+	for key := range db.groupWaits {
+		s.signalReady(db, []byte(key)) // their wait ends with NOGROUP
+	}
 	db.reset()
 }
 

@@ -205,6 +205,7 @@ func allSpecs() []spec {
 	var all []spec
 	for _, family := range [][]spec{
 		connectionSpecs, serverSpecs, persistenceSpecs, keyspaceSpecs, transactionSpecs, stringSpecs, listSpecs, streamSpecs,
+		groupSpecs,
 	} {
 		all = append(all, family...)
 	}
@@ -214,15 +215,16 @@ func allSpecs() []spec {
 var blockingTimeouts = map[string]timeoutKind{
 	"blpop": timeoutNullArray, "brpop": timeoutNullArray, "blmpop": timeoutNullArray,
 	"blmove": timeoutNull, "brpoplpush": timeoutNull, "blmovem": timeoutNull,
-	"xread": timeoutNullArray,
+	"xread": timeoutNullArray, "xreadgroup": timeoutNullArray,
 }
 
 // movableKeys finds keys for commands whose key positions depend on their
 // arguments.
 var movableKeys = map[string]func(argv [][]byte) []int{
-	"lmpop":  numkeysAt(1),
-	"blmpop": numkeysAt(2),
-	"xread":  xreadKeys, // the keys after STREAMS
+	"lmpop":      numkeysAt(1),
+	"blmpop":     numkeysAt(2),
+	"xread":      xreadKeys, // the keys after STREAMS
+	"xreadgroup": xreadKeys,
 }
 
 // numkeysAt reads a numkeys argument at position i; the keys follow it.

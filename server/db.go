@@ -32,6 +32,10 @@ type DB struct {
 	waiters  map[string]*list.List // blocked clients per key, FIFO
 	readySet map[string]struct{}   // keys already in Server.ready
 	watchers map[string][]*Client  // WATCHing clients per key
+	// groupWaits counts the blocked XREADGROUPs per key: deleting such a
+	// key ends their wait (group_block.go), so remove signals it.
+	groupWaits map[string]int
+	s          *Server
 }
 
 type scanEntry struct {
@@ -46,12 +50,13 @@ func scanLess(a, b scanEntry) bool {
 	return a.key < b.key
 }
 
-func newDB(index int) *DB {
-	db := &DB{index: index, seed: maphash.MakeSeed()}
+func newDB(s *Server, index int) *DB {
+	db := &DB{s: s, index: index, seed: maphash.MakeSeed()}
 	db.reset()
 	db.waiters = make(map[string]*list.List)
 	db.readySet = make(map[string]struct{})
 	db.watchers = make(map[string][]*Client)
+	db.groupWaits = make(map[string]int)
 	return db
 }
 
@@ -87,6 +92,9 @@ func (db *DB) remove(key string) *Object {
 	db.order.Delete(scanEntry{db.hash(key), key})
 	if o.expireAt != 0 {
 		delete(db.expires, key)
+	}
+	if len(db.groupWaits) > 0 && db.groupWaits[key] > 0 {
+		db.s.signalReady(db, []byte(key))
 	}
 	return o
 }
@@ -183,6 +191,7 @@ func (s *Server) activeExpire() {
 			}
 		}
 	}
+	s.serveReady() // a blocked XREADGROUP whose stream expired hears NOGROUP now
 	s.commit()
 }
 

@@ -175,8 +175,8 @@ func (s *Server) execute(x *Ctx, start time.Time) {
 	if x.cmd.Flags&FlagWrite != 0 {
 		s.propagate(x)
 	}
-	if x.replay || x.stillBlocked {
-		return
+	if x.replay || x.stillBlocked || x.blockKeys != nil {
+		return // a blocking command counts once, when its wait ends
 	}
 	elapsed := time.Since(start)
 	st := &x.cmd.stat

@@ -114,7 +114,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	}
 	s.dbs = make([]*DB, cfg.Databases)
 	for i := range s.dbs {
-		s.dbs[i] = newDB(i)
+		s.dbs[i] = newDB(s, i)
 	}
 	s.slowlog.init()
 	s.applyConfig()

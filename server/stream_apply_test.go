@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -60,9 +61,35 @@ func dumpStreams(t testing.TB, s *Server, layout bool) string {
 			for it := st.Range(stream.MinID, stream.MaxID, false); it.Next(); {
 				fmt.Fprintf(&b, "  %s %q\n", it.ID(), it.Fields())
 			}
+			dumpGroups(&b, st)
 		}
 	}
 	return b.String()
+}
+
+// dumpGroups renders a stream's consumer groups completely: counters,
+// every PEL entry with its time, count and owner, every consumer with its
+// seen and active times, and the order CLAIM would take entries in.
+func dumpGroups(b *strings.Builder, st *stream.Stream) {
+	st.EachGroup(func(g *stream.Group) bool {
+		lag, lagOK := st.Lag(g)
+		fmt.Fprintf(b, "  group %q last=%s read=%d lag=%d/%v pending=%d released=%d\n", g.Name(), g.LastID(),
+			g.EntriesRead(), lag, lagOK, g.Pending(), g.Released())
+		g.EachPending(nil, stream.MinID, stream.MaxID, func(pe stream.PendingEntry) bool {
+			owner := "-"
+			if pe.Consumer != nil {
+				owner = string(pe.Consumer.Name())
+			}
+			fmt.Fprintf(b, "    %s t=%d n=%d %s\n", pe.ID, pe.DeliveryTime, pe.DeliveryCount, owner)
+			return true
+		})
+		g.EachConsumer(func(c *stream.Consumer) bool {
+			fmt.Fprintf(b, "    consumer %q seen=%d active=%d pending=%d\n", c.Name(), c.SeenTime(), c.ActiveTime(), c.Pending())
+			return true
+		})
+		fmt.Fprintf(b, "    claim order %v\n", g.Claimable(math.MaxInt64, 0, 0))
+		return true
+	})
 }
 
 // streamMix returns one random command of the mix.
@@ -83,9 +110,10 @@ func streamMix(rng *rand.Rand) []string {
 		{"XCFGSET", k, "IDMP-MAXSIZE", fmt.Sprint(1 + rng.IntN(3))}, {"RPUSH", "l", v},
 		{"DEL", k}, {"RENAME", k, k2}, {"COPY", k, k2, "REPLACE"}, {"XREAD", "STREAMS", k, "0"},
 	}
+	cmds = append(cmds, groupMix(rng, k, k2, n)...)
 	cmd := cmds[rng.IntN(len(cmds))]
 	switch cmd[0] {
-	case "DEL", "RENAME", "COPY", "XSETID", "RPUSH":
+	case "DEL", "RENAME", "COPY", "XSETID", "RPUSH", "XTRIM":
 		if rng.IntN(6) != 0 { // rarer, so streams grow
 			cmd = cmds[rng.IntN(3)]
 		}
@@ -122,6 +150,7 @@ func TestStreamReplayReproducesState(t *testing.T) {
 		if cmd[0] == "XDEL" {
 			cmd[2] = xdelTarget(live, cmd[1])
 		}
+		pickIDs(live, rng, cmd)
 		if i == 2000 {
 			c.do("CONFIG", "SET", "stream-node-max-entries", "2") // live layout changes mid-run
 			log.mu.Lock()
@@ -131,7 +160,8 @@ func TestStreamReplayReproducesState(t *testing.T) {
 		c.do(cmd...)
 	}
 	want := dumpStreams(t, live, true)
-	if !strings.Contains(want, "idmp={Duration:100 MaxSize:") || strings.Count(want, "\n") < 20 {
+	if !strings.Contains(want, "idmp={Duration:100 MaxSize:") || strings.Count(want, "\n") < 20 ||
+		strings.Count(want, " t=") < 10 || strings.Count(want, "consumer ") < 5 {
 		t.Fatalf("the mix built too little:\n%s", want)
 	}
 	// Same node limits: the same nodes, byte for byte in effect.
@@ -162,4 +192,113 @@ func replay(t *testing.T, s *Server, recs []Record, at int, entries string) {
 			t.Fatalf("apply %q: %v", rec.Argv, err)
 		}
 	}
+}
+
+// groupMix returns the group commands of the mix: every way a group, a
+// PEL or a consumer changes, with times taken from the record (CLAIM and
+// IDLE decisions, delivery times) and the reference policies of trims.
+func groupMix(rng *rand.Rand, k, k2, n string) [][]string {
+	g := []string{"g1", "g2"}[rng.IntN(2)]
+	c := []string{"alice", "bob", "carol"}[rng.IntN(3)]
+	id, ids := "ID", []string{"ID", "ID"} // picked from the stream when the command runs (pickIDs)
+	mix := [][]string{
+		{"XGROUP", "CREATE", k, g, "0", "MKSTREAM"}, {"XGROUP", "CREATE", k, g, "$"},
+		{"XGROUP", "SETID", k, g, "0", "ENTRIESREAD", "0"}, {"XGROUP", "CREATECONSUMER", k, g, c},
+		{"XGROUP", "DELCONSUMER", k, g, c},
+		{"XREADGROUP", "GROUP", g, c, "COUNT", n, "STREAMS", k, ">"},
+		{"XREADGROUP", "GROUP", g, c, "COUNT", "3", "STREAMS", k, ">"},
+		{"XREADGROUP", "GROUP", g, c, "NOACK", "COUNT", "2", "STREAMS", k, ">"},
+		{"XREADGROUP", "GROUP", g, c, "STREAMS", k, "0"},
+		{"XREADGROUP", "GROUP", g, c, "COUNT", "4", "CLAIM", "3", "STREAMS", k, k2, ">", ">"},
+		{"XREADGROUP", "GROUP", g, c, "MAXCOUNT", "3", "BLOCK", "1", "STREAMS", k, ">"},
+		{"XACK", k, g, ids[0], ids[1]}, {"XACKDEL", k, g, "ACKED", "IDS", "2", ids[0], ids[1]},
+		{"XNACK", k, g, []string{"FAIL", "SILENT", "FATAL"}[rng.IntN(3)], "IDS", "2", ids[0], ids[1]},
+		{"XNACK", k, g, "FAIL", "IDS", "1", id, "FORCE", "RETRYCOUNT", "4"},
+		{"XCLAIM", k, g, c, "2", ids[0], ids[1]}, {"XCLAIM", k, g, c, "0", id, "IDLE", "5", "JUSTID"},
+		{"XCLAIM", k, g, c, "0", id, "FORCE", "TIME", "7", "RETRYCOUNT", "2", "LASTID", id},
+		{"XAUTOCLAIM", k, g, c, "4", "0", "COUNT", "3"},
+		{"XDELEX", k, []string{"KEEPREF", "DELREF", "ACKED"}[rng.IntN(3)], "IDS", "1", id},
+		{"XTRIM", k, "MAXLEN", n, []string{"KEEPREF", "DELREF", "ACKED"}[rng.IntN(3)]},
+	}
+	if rng.IntN(10) == 0 {
+		mix = append(mix, []string{"XGROUP", "DESTROY", k, g})
+	}
+	return mix
+}
+
+// pickIDs replaces each "ID" argument of cmd with the ID of an entry of
+// the stream at key or of one pending in one of its groups (now and then
+// an ID that is neither), so that acks and claims find something.
+func pickIDs(s *Server, rng *rand.Rand, cmd []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	if o := s.dbs[0].keys[cmd[1]]; o != nil {
+		if st, ok := o.value.(*stream.Stream); ok {
+			for it := st.Range(stream.MinID, stream.MaxID, false); it.Next(); {
+				ids = append(ids, it.ID().String())
+			}
+			st.EachGroup(func(g *stream.Group) bool {
+				g.EachPending(nil, stream.MinID, stream.MaxID, func(pe stream.PendingEntry) bool {
+					ids = append(ids, pe.ID.String())
+					return true
+				})
+				return true
+			})
+		}
+	}
+	for i, a := range cmd {
+		if a != "ID" {
+			continue
+		}
+		cmd[i] = "1-1"
+		if len(ids) > 0 && rng.IntN(8) != 0 {
+			cmd[i] = ids[rng.IntN(len(ids))]
+		}
+	}
+}
+
+// TestBlockedXReadGroupLogsNonBlockingForm: a blocked XREADGROUP is
+// logged without BLOCK, both when it blocks (it created its consumer) and
+// when an XADD serves it, so replay never blocks and rebuilds the PEL.
+func TestBlockedXReadGroupLogsNonBlockingForm(t *testing.T) {
+	log := &recordingLog{}
+	s := newTestServer(t, log)
+	waiter, writer := connect(t, s), connect(t, s)
+	writer.do("XGROUP", "CREATE", "q", "g", "$", "MKSTREAM")
+	reply := make(chan string, 1)
+	go func() {
+		reply <- waiter.do("XREADGROUP", "GROUP", "g", "c", "COUNT", "5", "BLOCK", "0", "STREAMS", "q", ">")
+	}()
+	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.stats.blockedClients == 1 })
+	writer.do("XADD", "q", "1-1", "f", "v")
+	if got := <-reply; !strings.Contains(got, "1-1") {
+		t.Fatalf("XREADGROUP reply %q", got)
+	}
+	var got []string
+	for _, r := range log.records {
+		got = append(got, strings.Join(bytesToStrings(r.Argv), " "))
+	}
+	want := []string{"XGROUP CREATE q g $ MKSTREAM", "XREADGROUP GROUP g c COUNT 5 STREAMS q >", "XADD q 1-1 f v",
+		"XREADGROUP GROUP g c COUNT 5 STREAMS q >"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("logged %q, want %q", got, want)
+	}
+	replica := newTestServer(t, nil)
+	for _, rec := range log.records {
+		if err := replica.Apply(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := dumpStreams(t, replica, false), dumpStreams(t, s, false); got != want {
+		t.Fatalf("replica\n%s\nlive\n%s", got, want)
+	}
+}
+
+func bytesToStrings(argv [][]byte) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = string(a)
+	}
+	return out
 }

@@ -17,7 +17,7 @@ type addTrimArgs struct {
 
 	// XADD only.
 	noMkStream bool
-	refGiven   bool   // KEEPREF, DELREF or ACKED seen (no groups yet: no effect)
+	refGiven   bool   // KEEPREF, DELREF or ACKED seen (trim.Refs holds which)
 	pid, iid   []byte // IDMP producer and idempotency ID; iid nil for IDMPAUTO
 	idAt       int    // argv index of the ID
 	auto       bool   // "*"
@@ -66,7 +66,7 @@ func (a *addTrimArgs) parseOption(x *Ctx, i int, xadd bool) (last int, msg strin
 	case xadd && eqFold(opt, "nomkstream"):
 		a.noMkStream = true
 	case !a.refGiven && (eqFold(opt, "keepref") || eqFold(opt, "delref") || eqFold(opt, "acked")):
-		a.refGiven = true // one policy at most; with no groups yet, all act as KEEPREF
+		a.refGiven, a.trim.Refs = true, refPolicy(opt) // one policy at most
 	case xadd && more > 0 && eqFold(opt, "idmpauto"):
 		i, msg = a.parseIDMP(x, i, true)
 	case xadd && more > 1 && eqFold(opt, "idmp"):

@@ -10,7 +10,7 @@ import (
 
 // xinfoStreamCommand serves XINFO STREAM key [FULL [COUNT n]]: the
 // summary, or with FULL the entries (the first COUNT, default 10, 0 for
-// all) and the consumer groups (none until groups exist).
+// all) and the consumer groups with their PELs (cut at COUNT too).
 func xinfoStreamCommand(x *Ctx) {
 	s, ok := x.streamOf(x.argv[2])
 	switch {
@@ -31,7 +31,7 @@ func xinfoStreamCommand(x *Ctx) {
 	x.w.Map(16)
 	writeStreamCounters(x, s)
 	x.w.BulkString("groups")
-	x.w.Int(0)
+	x.w.Int(int64(s.NumGroups()))
 	x.w.BulkString("first-entry")
 	writeEdgeEntry(x, s, false)
 	x.w.BulkString("last-entry")
@@ -39,7 +39,7 @@ func xinfoStreamCommand(x *Ctx) {
 }
 
 // writeXInfoFull writes XINFO STREAM FULL: the counters, the first count
-// entries (0: all) and the consumer groups (none until groups exist).
+// entries (0: all) and the consumer groups.
 func writeXInfoFull(x *Ctx, s *stream.Stream, count int) {
 	x.w.Map(15)
 	writeStreamCounters(x, s)
@@ -52,7 +52,7 @@ func writeXInfoFull(x *Ctx, s *stream.Stream, count int) {
 	it.Close()
 	x.w.InsertLen(mark, '*', n)
 	x.w.BulkString("groups")
-	x.w.Array(0)
+	writeFullGroups(x, s, count)
 }
 
 // parseXInfoStream parses [FULL [COUNT n]]; a negative count means the

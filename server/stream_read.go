@@ -16,6 +16,7 @@ const (
 	errXReadUnbalanced = "ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be specified."
 	errXReadGroup      = "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
 	errXReadNoAck      = "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
+	errXReadClaim      = "ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead."
 	errXReadGT         = "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."
 	errXReadMaxCount   = "ERR MAXCOUNT must be a positive integer"
 	errXReadMaxSize    = "ERR MAXSIZE must be a positive integer"
@@ -150,6 +151,8 @@ func (a *xreadArgs) parseOption(x *Ctx, i int) (int, string) {
 		return i, errXReadGroup
 	case eqFold(opt, "noack"):
 		return i, errXReadNoAck
+	case more > 0 && eqFold(opt, "claim"):
+		return i, errXReadClaim
 	default:
 		return i, resp.ErrSyntax
 	}
@@ -229,6 +232,7 @@ type xreadBudget struct {
 	bytes    int64 // their size, as Iterator.Size counts it
 	maxCount int
 	maxSize  int64
+	spent    bool // an entry was refused (XREADGROUP serves no stream after)
 }
 
 // admits reports whether the iterator's current entry may be added. The

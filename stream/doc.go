@@ -106,7 +106,44 @@
 //
 // Like Redis 7, a stream keeps its length, last ID, first live ID, the
 // largest deleted ID and the number of entries ever added; consumer groups
-// (a later change) use them to compute lag. Redis 8.6's idempotent
+// use them to compute lag (Stream.Lag). Redis 8.6's idempotent
 // production (XADD IDMP/IDMPAUTO, XCFGSET) keeps per-producer maps of
 // recent idempotency IDs: see IDMPLookup.
+//
+// # Consumer groups
+//
+// A Group has a last delivered ID, a logical read counter (entries-read)
+// and a pending-entries list (PEL) of the entries it delivered and no
+// consumer acknowledged; each Consumer has its own PEL of the IDs it owns:
+//
+//	group PEL  (ID → delivered ms, deliveries, order, owner handle)
+//	  1-0  t=…  n=1  #1 ─────┐          consumers by name (radix tree)
+//	  2-0  t=…  n=3  #2 ─────┼───────▶  alice #1   PEL: 1-0 4-0
+//	  3-0  t=0  n=1  –       │ released bob   #2   PEL: 2-0
+//	  4-0  t=…  n=1  #1 ─────┘
+//
+// The group PEL holds the only copy of each entry's state; a consumer's
+// PEL holds IDs, keys into it. So an entry's delivery time and count are
+// changed in one place and seen from both sides, which is what Redis gets
+// by sharing one NACK struct between the two PELs, without a pointer per
+// entry. An entry released by XNACK (Redis 8.8) has no owner and delivery
+// time 0. Every PEL is an omap: sorted chunks of up to 128 IDs and values
+// in plain slices, indexed by a radix tree under their first IDs; the
+// group PEL costs 40 bytes an entry and a consumer's 16, and the garbage
+// collector sees one pointer per chunk.
+//
+// Snapshots freeze groups the way they freeze nodes: Snapshot copies the
+// groups and consumers (a few words each) and the chunk indexes, and
+// shares the chunks, which carry the epoch that may write them; the live
+// PELs copy a chunk of an older epoch before changing it. A snapshot of a
+// million pending entries copies some sixteen thousand index keys.
+//
+// CLAIM (XREADGROUP CLAIM, Redis 8.4) takes pending entries in time
+// order: released entries in the order they were released, then the
+// others longest idle first. Ordering by (delivery time, order number)
+// gives both, since a released entry's time is 0 and every change of an
+// entry's delivery time draws the next order number.
+//
+// Deleting entries may keep or drop the PEL entries that reference them
+// (Redis 8.2's KEEPREF, DELREF, ACKED): see DeleteRef and Trim.Refs.
 package stream

@@ -84,6 +84,9 @@ func (s *Stream) MemoryUsage() int64 {
 	for _, nd := range s.rax.All() {
 		n += int64(cap(nd.lp)) + perNode
 	}
+	for _, g := range s.groups.All() {
+		n += g.memory()
+	}
 	return n + int64(s.idmp.idmpBytes())
 }
 
@@ -93,6 +96,9 @@ func (s *Stream) Clone() *Stream {
 	for k, nd := range s.rax.All() {
 		c.rax.Insert(k, &node{lp: append(listpack.Listpack(nil), nd.lp...)})
 	}
+	for k, g := range s.groups.All() {
+		c.groups.Insert(k, g.clone())
+	}
 	return c
 }
 
@@ -100,7 +106,11 @@ func (s *Stream) Clone() *Stream {
 // for BGSAVE, AOF rewrite and Raft snapshots. It costs a copy of the
 // radix tree, not of the entries: the view shares every node, and the
 // stream moves to a new epoch, so that its next write to a shared node
-// copies that node first (see edit). The view must only be read.
+// copies that node first (see edit). Consumer groups are frozen the same
+// way: the view gets copies of the groups and consumers (a few words
+// each) and of their PEL chunk indexes, and shares the chunks, which the
+// live PELs copy before their next write (see omap). The view must only
+// be read.
 func (s *Stream) Snapshot() *Stream {
 	c := s.copyHeader()
 	for k, nd := range s.rax.All() {
@@ -108,6 +118,9 @@ func (s *Stream) Snapshot() *Stream {
 	}
 	s.epoch++
 	c.epoch = s.epoch + 1<<62 // never equal to a live epoch: the view never writes in place
+	for k, g := range s.groups.All() {
+		c.groups.Insert(k, g.freeze())
+	}
 	return c
 }
 
@@ -116,7 +129,7 @@ func (s *Stream) copyHeader() *Stream {
 	return &Stream{
 		length: s.length, lastID: s.lastID, firstID: s.firstID,
 		maxDeletedID: s.maxDeletedID, entriesAdded: s.entriesAdded,
-		idmp: s.idmp.clone(), nodeHint: s.nodeHint,
+		idmp: s.idmp.clone(), nodeHint: s.nodeHint, hadGroups: s.hadGroups,
 	}
 }
 
@@ -144,7 +157,15 @@ func (s *Stream) Check() error {
 		}
 		live += uint64(m.live)
 	}
-	return s.checkCounters(live)
+	if err := s.checkCounters(live); err != nil {
+		return err
+	}
+	for _, g := range s.groups.All() {
+		if err := g.check(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *Stream) checkCounters(live uint64) error {

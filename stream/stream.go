@@ -51,8 +51,13 @@ type Stream struct {
 
 	idmp idmpState
 
-	// Consumer groups (XGROUP, XREADGROUP, PELs) come in a later change;
-	// their state will live here, beside the entries they point into.
+	// Consumer groups by name (see group.go), beside the entries their
+	// PELs point into. hadGroups remembers that the stream ever had one:
+	// XDELEX ACKED treats the entries of a stream that never did as
+	// referenced, and those of one whose groups are all gone as free.
+	groups    radix.Tree[*Group]
+	hadGroups bool
+	dropRefs  bool // a DELREF trim is running: drop the PEL references of what it removes
 }
 
 // New returns an empty stream.

@@ -9,6 +9,28 @@ import (
 // one. The entry is flagged deleted in its node; a node left without
 // live entries is removed from the tree.
 func (s *Stream) Delete(id ID) bool {
+	if !s.deleteEntry(id) {
+		return false
+	}
+	if id.Compare(s.maxDeletedID) > 0 {
+		s.maxDeletedID = id
+	}
+	s.fixFirst(id)
+	return true
+}
+
+// fixFirst updates the first ID after the entry id was deleted.
+func (s *Stream) fixFirst(id ID) {
+	if s.length == 0 {
+		s.firstID = ID{}
+	} else if id == s.firstID {
+		s.firstID, _ = s.edgeID(false, false)
+	}
+}
+
+// deleteEntry flags the live entry id deleted (removing its node if it
+// was the node's last live entry) and counts it out of the length.
+func (s *Stream) deleteEntry(id ID) bool {
 	k := id.Key()
 	rit := s.rax.Seek(radix.LE, k[:])
 	if !rit.Next() {
@@ -22,14 +44,6 @@ func (s *Stream) Delete(id ID) bool {
 	}
 	s.markDeleted(key, n, off, flags, 1)
 	s.length--
-	if id.Compare(s.maxDeletedID) > 0 {
-		s.maxDeletedID = id
-	}
-	if s.length == 0 {
-		s.firstID = ID{}
-	} else if id == s.firstID {
-		s.firstID, _ = s.edgeID(false, false)
-	}
 	return true
 }
 
@@ -119,6 +133,10 @@ type Trim struct {
 	// Limit stops trimming before it removes more than Limit entries; 0
 	// means no limit. Redis checks it node by node.
 	Limit int64
+	// Refs says what happens to PEL references to trimmed entries (XADD
+	// and XTRIM KEEPREF, DELREF, ACKED). With no groups all three trim
+	// alike.
+	Refs RefPolicy
 }
 
 // Trim removes entries from the head of the stream as t says and returns
@@ -126,9 +144,14 @@ type Trim struct {
 // else the entries of the last node reached are flagged deleted one by
 // one.
 func (s *Stream) Trim(t Trim) int64 {
-	if t.Strategy == TrimNone {
+	switch {
+	case t.Strategy == TrimNone:
 		return 0
+	case t.Refs == Acked && s.groups.Len() > 0:
+		return s.trimAcked(&t)
 	}
+	s.dropRefs = t.Refs == DelRef && !s.pelsEmpty()
+	defer func() { s.dropRefs = false }()
 	if s.scan == nil {
 		s.scan = s.rax.Seek(radix.First, nil)
 	} else {
@@ -171,6 +194,9 @@ func (s *Stream) trimNode(t *Trim, removed int64) (done bool, n int64) {
 		whole = last.Less(t.MinID)
 	}
 	if whole {
+		if s.dropRefs {
+			eachLive(nd, mid, func(id ID) { s.DropRefs(id) })
+		}
 		s.length -= uint64(m.live)
 		s.removeNode(append([]byte(nil), key...), nd)
 		return false, m.live
@@ -200,6 +226,9 @@ func (s *Stream) trimInside(key []byte, nd *node, mid ID, t *Trim) int64 {
 			lp = lp.ReplaceInt(p, e.flags|flagDeleted)
 			n++
 			s.length--
+			if s.dropRefs {
+				s.DropRefs(e.id)
+			}
 		}
 		p = next
 	}
@@ -207,4 +236,102 @@ func (s *Stream) trimInside(key []byte, nd *node, mid ID, t *Trim) int64 {
 	// a later trim or add moves past it.
 	nd.lp = setCounts(lp, m.live-n, m.deleted+n)
 	return n
+}
+
+// eachLive calls fn with the ID of every live entry of node nd, whose
+// master ID is mid, in order.
+func eachLive(nd *node, mid ID, fn func(ID)) {
+	m := readMaster(nd.lp)
+	for p := m.firstOff; p >= 0; {
+		e := readEntry(nd.lp, p, mid, &m)
+		if !e.deleted() {
+			fn(e.id)
+		}
+		p = e.nextOff(nd.lp)
+	}
+}
+
+// trimAcked trims as t says, but only entries no consumer group still
+// needs (ACKED): an entry some group has not yet been delivered, or holds
+// in its PEL, is kept, and trimming goes on past it. An approximate trim
+// removes whole nodes only, so it stops at the first node holding such an
+// entry. Trimming never moves the max deleted ID, except where skipping
+// a kept entry leaves a gap behind it: that is a deletion inside the
+// stream, which lag must know about.
+func (s *Stream) trimAcked(t *Trim) int64 {
+	var removed int64
+	if t.Approx {
+		removed = s.trimAckedNodes(t)
+	} else {
+		kept := false
+		for _, id := range s.trimCandidates(t) {
+			if s.Referenced(id) {
+				kept = true
+				continue
+			}
+			s.deleteEntry(id)
+			removed++
+			if kept && id.Compare(s.maxDeletedID) > 0 {
+				s.maxDeletedID = id
+			}
+		}
+	}
+	if s.length == 0 {
+		s.firstID = ID{}
+	} else if removed > 0 {
+		s.firstID, _ = s.edgeID(false, false)
+	}
+	return removed
+}
+
+// trimCandidates lists the live entries an exact trim would remove.
+func (s *Stream) trimCandidates(t *Trim) []ID {
+	var ids []ID
+	it := s.Range(MinID, MaxID, false)
+	defer it.Close()
+	switch t.Strategy {
+	case TrimMaxLen:
+		for n := int64(s.length) - int64(min(t.MaxLen, s.length)); n > 0 && it.Next(); n-- {
+			ids = append(ids, it.ID())
+		}
+	case TrimMinID:
+		for it.Next() && it.ID().Less(t.MinID) {
+			ids = append(ids, it.ID())
+		}
+	}
+	return ids
+}
+
+// trimAckedNodes removes whole nodes from the head while a KEEPREF trim
+// would and none of their live entries is referenced.
+func (s *Stream) trimAckedNodes(t *Trim) int64 {
+	var removed int64
+	for {
+		key, nd, ok := s.rax.Min()
+		if !ok {
+			return removed
+		}
+		m := readMaster(nd.lp)
+		if t.Limit > 0 && removed+m.live > t.Limit {
+			return removed
+		}
+		mid := IDFromKey(key)
+		var whole bool
+		if t.Strategy == TrimMaxLen {
+			whole = s.length-uint64(m.live) >= t.MaxLen
+		} else {
+			last, _ := lastEntryID(nd.lp, mid)
+			whole = last.Less(t.MinID)
+		}
+		referenced := false
+		if whole {
+			eachLive(nd, mid, func(id ID) { referenced = referenced || s.Referenced(id) })
+		}
+		if !whole || referenced {
+			return removed
+		}
+		s.length -= uint64(m.live)
+		removed += m.live
+		s.removeNode(append([]byte(nil), key...), nd)
+	}
 }

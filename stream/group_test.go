@@ -1,0 +1,78 @@
+package stream
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+// TestGroupRenumber runs the time-order counter to its end: the PEL is
+// renumbered, and the order CLAIM follows is kept across it.
+func TestGroupRenumber(t *testing.T) {
+	s, g := pelStream(t, 300)
+	c, _ := g.CreateConsumer([]byte("z"), 1)
+	g.Release(ID{Ms: 7}, NackFail, -1)
+	g.Release(ID{Ms: 3}, NackFail, -1)
+	before := g.Claimable(math.MaxInt64, 0, 0)
+	g.seq = math.MaxUint32 - 1
+	g.Claim(c, ID{Ms: 200}, 5, -1, true, 5) // takes the counter's last value
+	g.Claim(c, ID{Ms: 100}, 5, -1, true, 5) // renumbers first
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if g.seq > 400 {
+		t.Fatalf("counter %d after renumbering 300 entries", g.seq)
+	}
+	after := g.Claimable(math.MaxInt64, 0, 0)
+	// 200 and 100 now have time 5, later than all others but the ones
+	// delivered at times 1..4, and 200 before 100.
+	want := slices.DeleteFunc(slices.Clone(before), func(id ID) bool { return id.Ms == 200 || id.Ms == 100 })
+	pos := func(ids []ID, ms uint64) int { return slices.Index(ids, ID{Ms: ms}) }
+	if pos(after, 7) != 0 || pos(after, 3) != 1 || pos(after, 200) > pos(after, 100) {
+		t.Fatalf("claim order after renumbering: %v", after[:8])
+	}
+	if got := slices.DeleteFunc(slices.Clone(after), func(id ID) bool { return id.Ms == 200 || id.Ms == 100 }); !slices.Equal(got, want) {
+		t.Fatalf("the other entries changed order")
+	}
+}
+
+// TestGroupsRoundTrip: Groups and SetGroups carry every part of the
+// group state, released entries and their order included, and SetGroups
+// refuses states that break the PEL invariants.
+func TestGroupsRoundTrip(t *testing.T) {
+	s, g := pelStream(t, 1000)
+	g.Release(ID{Ms: 900}, NackFatal, -1)
+	g.Release(ID{Ms: 10}, NackSilent, -1)
+	g.Release(ID{Ms: 500}, NackFail, 7)
+	g.CreateConsumer([]byte("idle"), 42)
+	s.CreateGroup([]byte("empty"), ID{Ms: 5}, InvalidEntriesRead)
+	st := s.Groups()
+	fresh := New()
+	fv := [][]byte{[]byte("event"), []byte("click"), []byte("user"), []byte("12345")}
+	for i := 1; i <= 1000; i++ {
+		fresh.Add(ID{Ms: uint64(i)}, fv, DefaultLimits)
+	}
+	if err := fresh.SetGroups(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.Check(); err != nil {
+		t.Fatal(err)
+	}
+	fg := fresh.Group([]byte("g"))
+	if dumpGroup(fg) != dumpGroup(g) {
+		t.Fatalf("round trip differs\n got:\n%s\nwant:\n%s", dumpGroup(fg), dumpGroup(g))
+	}
+	if got, want := fg.Claimable(math.MaxInt64, 0, 5), g.Claimable(math.MaxInt64, 0, 5); !slices.Equal(got, want) {
+		t.Fatalf("claim order %v, want %v", got, want)
+	}
+	bad := s.Groups() // [empty, g]: by name
+	bad[1].Consumers[1].PEL = append(bad[1].Consumers[1].PEL, bad[1].Consumers[0].PEL[0])
+	if err := New().SetGroups(bad); err == nil {
+		t.Fatal("an entry owned twice was accepted")
+	}
+	bad = s.Groups()
+	bad[1].Released = append(bad[1].Released, bad[1].Released[0])
+	if err := New().SetGroups(bad); err == nil {
+		t.Fatal("a released entry listed twice was accepted")
+	}
+}
