@@ -108,8 +108,9 @@ func (s *Server) commitBy(by *Client) (ticket uint64) {
 		// A served client's reply waits for this commit, which holds its
 		// own records (the pop that served it): before it, nothing is sent.
 		c.durable = max(c.durable, ticket)
-		by.takeReply(c)
-		c.wake()
+		if !by.takeReply(c) || c.parkedOnInput {
+			c.wake()
+		}
 	}
 	clear(s.served)
 	s.served = s.served[:0]
