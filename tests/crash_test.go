@@ -33,9 +33,11 @@ type ackLog struct {
 }
 
 // TestKill9 is issue 5's crash test: with appendfsync always, clients
-// write concurrently, the server is killed with SIGKILL at a random
-// moment, and after every restart each acknowledged write is there,
-// nothing half-written is, and nothing acknowledged as popped came back.
+// write concurrently — lists, a counter, and a stream with a consumer
+// group (crash_stream_test.go) — the server is killed with SIGKILL at a
+// random moment, and after every restart each acknowledged write is
+// there, nothing half-written is, nothing acknowledged as popped came
+// back, and the group's PEL matches the deliveries and acks received.
 func TestKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash loop skipped in -short mode")
@@ -45,10 +47,15 @@ func TestKill9(t *testing.T) {
 		dir = d // keep the files of a failing run for inspection
 	}
 	acks := &ackLog{pushed: map[string]map[int]bool{}, sent: map[string]int{}, jobs: map[string]bool{}, popped: map[string]bool{}}
+	streams := newStreamLog()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
 	for cycle := range crashCycles() {
 		s := StartServerIn(t, dir, "--appendfsync", "always")
 		verifyAfterCrash(t, s, acks, cycle)
+		verifyStreamAfterCrash(t, s, streams, cycle)
+		if cycle == 0 {
+			createCrashGroup(t, s, streams)
+		}
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		for w := range 3 {
@@ -61,12 +68,22 @@ func TestKill9(t *testing.T) {
 		go func() { defer wg.Done(); counterLoop(s, acks, stop) }()
 		go func() { defer wg.Done(); jobsProducer(s, cycle, acks, stop) }()
 		go func() { defer wg.Done(); jobsConsumer(s, acks, stop) }()
+		wg.Add(1 + len(crashConsumers))
+		produceSeed := rng.Int64()
+		go func() { defer wg.Done(); streamProducer(s, cycle, produceSeed, streams, stop) }()
+		for _, name := range crashConsumers {
+			consumeSeed := rng.Int64()
+			go func() { defer wg.Done(); streamConsumer(s, name, cycle, consumeSeed, streams, stop) }()
+		}
 		time.Sleep(time.Duration(20+rng.IntN(150)) * time.Millisecond) // the random moment of the crash
 		s.Kill()
 		close(stop)
 		wg.Wait()
 	}
-	verifyAfterCrash(t, StartServerIn(t, dir), acks, crashCycles())
+	s := StartServerIn(t, dir)
+	verifyAfterCrash(t, s, acks, crashCycles())
+	verifyStreamAfterCrash(t, s, streams, crashCycles())
+	t.Log(streams.summary())
 }
 
 // verifyAfterCrash checks the restarted server against what was acked.
