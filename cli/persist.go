@@ -8,7 +8,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/redstream/redstream/listpack"
@@ -74,6 +77,7 @@ func (d *durability) rdbPath() string { return filepath.Join(d.cfg.Dir, d.cfg.DB
 func (d *durability) load(srv *server.Server) error {
 	d.srv = srv
 	defer func() { d.lastSave = time.Now() }()
+	d.removeStaleTemps()
 	if d.aof != nil {
 		if _, err := d.aof.Load(d.loadRDB, srv.Apply); err != nil {
 			return err
@@ -191,10 +195,34 @@ func snapshotEntries(sdb server.SnapshotDB) iter.Seq2[*persistence.Entry, error]
 	}
 }
 
+// tempPath is where a save by process pid writes before its rename.
+func (d *durability) tempPath(pid int) string {
+	return d.rdbPath() + ".temp-" + strconv.Itoa(pid) + ".rdb"
+}
+
+// removeStaleTemps deletes the half-written saves of servers that died
+// mid-save (kill -9, power loss): nobody will finish or rename them, and
+// each can be as large as the dataset. A file whose process still runs
+// is left alone: it may be another server's save in progress.
+func (d *durability) removeStaleTemps() {
+	prefix := d.rdbPath() + ".temp-"
+	matches, _ := filepath.Glob(prefix + "*.rdb")
+	for _, path := range matches {
+		pid, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(path, prefix), ".rdb"))
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			d.logger.Info("removing the temporary file of an interrupted save", "file", path)
+			os.Remove(path)
+		}
+	}
+}
+
 // saveFile writes snap as dump.rdb, durably and atomically.
 func (d *durability) saveFile(snap *server.Snapshot) error {
 	path := d.rdbPath()
-	tmp := fmt.Sprintf("%s.temp-%d.rdb", path, os.Getpid())
+	tmp := d.tempPath(os.Getpid())
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err

@@ -2,6 +2,9 @@ package tests
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 )
@@ -99,5 +102,30 @@ func TestPersistBGSAVEPointInTime(t *testing.T) {
 		if got := r.Do(c.cmd...).String(); got != c.want {
 			t.Errorf("after reload: %v = %s, want %s", c.cmd, got, c.want)
 		}
+	}
+}
+
+// TestPersistStaleSaveTemps: the half-written file of a save whose server
+// died is removed at startup; one whose process still runs is kept.
+func TestPersistStaleSaveTemps(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, fmt.Sprintf("dump.rdb.temp-%d.rdb", dead.Process.Pid))
+	live := filepath.Join(dir, fmt.Sprintf("dump.rdb.temp-%d.rdb", os.Getpid()))
+	for _, p := range []string{stale, live} {
+		if err := os.WriteFile(p, []byte("REDIS0010 half written"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	StartServerIn(t, dir).Raw(t).Do("PING")
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("%s is still there (%v): a dead server's save was not cleaned up", stale, err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("%s was removed although its process runs: %v", live, err)
 	}
 }
