@@ -73,12 +73,8 @@ func xreadgroupCommand(x *Ctx) {
 
 // parseXReadGroup parses the options in order, with Redis's errors.
 func parseXReadGroup(x *Ctx) (a xrgArgs, ok bool) {
-	for i := 1; i < len(x.argv); i++ {
-		var msg string
-		if i, msg = a.parseOption(x, i); msg != "" {
-			x.error(msg)
-			return a, false
-		}
+	if !parseInOrder(x, a.parseOption) {
+		return a, false
 	}
 	switch {
 	case a.streamsAt == 0:
@@ -97,24 +93,18 @@ func parseXReadGroup(x *Ctx) (a xrgArgs, ok bool) {
 // parseOption parses the option at argv[i] and returns the index of its
 // last argument (past the end for STREAMS, which ends the options).
 func (a *xrgArgs) parseOption(x *Ctx, i int) (int, string) {
+	if msg, ok := a.parseShared(x, i); ok {
+		if eqFold(x.argv[i], "block") {
+			a.blockAt = i
+		}
+		return i + 1, msg
+	}
 	more := len(x.argv) - 1 - i
 	opt := x.argv[i]
-	var msg string
 	switch {
-	case more > 0 && eqFold(opt, "block"):
-		a.block, a.blockAt = true, i
-		a.deadline, msg = parseBlockMillis(x, x.argv[i+1])
-	case more > 0 && eqFold(opt, "count"):
-		a.countSet = true
-		a.count, msg = parseCountArg(x.argv[i+1], false, "")
-	case more > 0 && eqFold(opt, "maxcount"):
-		a.maxCount, msg = parseCountArg(x.argv[i+1], true, errXReadMaxCount)
-	case more > 0 && eqFold(opt, "maxsize"):
-		var n int
-		n, msg = parseCountArg(x.argv[i+1], true, errXReadMaxSize)
-		a.maxSize = int64(n)
 	case more > 0 && eqFold(opt, "claim"):
 		n, isInt := resp.ParseInt(x.argv[i+1])
+		var msg string
 		switch {
 		case !isInt:
 			msg = errMinIdleNotInt
@@ -122,6 +112,7 @@ func (a *xrgArgs) parseOption(x *Ctx, i int) (int, string) {
 			msg = errMinIdleNegative
 		}
 		a.claim, a.minIdle = true, n
+		return i + 1, msg
 	case more > 0 && eqFold(opt, "streams"):
 		a.streamsAt = i + 1
 		if more%2 != 0 {
@@ -135,10 +126,8 @@ func (a *xrgArgs) parseOption(x *Ctx, i int) (int, string) {
 	case eqFold(opt, "noack"):
 		a.noack = true
 		return i, ""
-	default:
-		return i, resp.ErrSyntax
 	}
-	return i + 1, msg
+	return i, resp.ErrSyntax
 }
 
 // resolveXRGStreams checks each key and group and parses each ID, stream

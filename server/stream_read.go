@@ -103,12 +103,8 @@ func uniqueKeys(keys [][]byte) [][]byte {
 
 // parseXRead parses XREAD's options, in order, with Redis's errors.
 func parseXRead(x *Ctx) (a xreadArgs, ok bool) {
-	for i := 1; i < len(x.argv); i++ {
-		var msg string
-		if i, msg = a.parseOption(x, i); msg != "" {
-			x.error(msg)
-			return a, false
-		}
+	if !parseInOrder(x, a.parseOption) {
+		return a, false
 	}
 	switch {
 	case a.streamsAt == 0:
@@ -124,22 +120,12 @@ func parseXRead(x *Ctx) (a xreadArgs, ok bool) {
 // parseOption parses the option at argv[i] and returns the index of its
 // last argument (past the end for STREAMS, which ends the options).
 func (a *xreadArgs) parseOption(x *Ctx, i int) (int, string) {
+	if msg, ok := a.parseShared(x, i); ok {
+		return i + 1, msg
+	}
 	more := len(x.argv) - 1 - i
 	opt := x.argv[i]
-	var msg string
 	switch {
-	case more > 0 && eqFold(opt, "block"):
-		a.block = true
-		a.deadline, msg = parseBlockMillis(x, x.argv[i+1])
-	case more > 0 && eqFold(opt, "count"):
-		a.countSet = true
-		a.count, msg = parseCountArg(x.argv[i+1], false, "")
-	case more > 0 && eqFold(opt, "maxcount"):
-		a.maxCount, msg = parseCountArg(x.argv[i+1], true, errXReadMaxCount)
-	case more > 0 && eqFold(opt, "maxsize"):
-		var n int
-		n, msg = parseCountArg(x.argv[i+1], true, errXReadMaxSize)
-		a.maxSize = int64(n)
 	case more > 0 && eqFold(opt, "streams"):
 		a.streamsAt = i + 1
 		if more%2 != 0 {
@@ -153,10 +139,49 @@ func (a *xreadArgs) parseOption(x *Ctx, i int) (int, string) {
 		return i, errXReadNoAck
 	case more > 0 && eqFold(opt, "claim"):
 		return i, errXReadClaim
-	default:
-		return i, resp.ErrSyntax
 	}
-	return i + 1, msg
+	return i, resp.ErrSyntax
+}
+
+// parseInOrder parses the options after the command name from left to
+// right with parse, which returns the index of the option's last argument;
+// the first error is answered and stops it.
+func parseInOrder(x *Ctx, parse func(x *Ctx, i int) (last int, msg string)) bool {
+	for i := 1; i < len(x.argv); i++ {
+		var msg string
+		if i, msg = parse(x, i); msg != "" {
+			x.error(msg)
+			return false
+		}
+	}
+	return true
+}
+
+// parseShared parses argv[i] and its argument if it is an option XREAD
+// and XREADGROUP share (BLOCK, COUNT, MAXCOUNT, MAXSIZE); ok is false when
+// it is not one of them.
+func (a *xreadArgs) parseShared(x *Ctx, i int) (msg string, ok bool) {
+	if i+1 >= len(x.argv) {
+		return "", false
+	}
+	opt, arg := x.argv[i], x.argv[i+1]
+	switch {
+	case eqFold(opt, "block"):
+		a.block = true
+		a.deadline, msg = parseBlockMillis(x, arg)
+	case eqFold(opt, "count"):
+		a.countSet = true
+		a.count, msg = parseCountArg(arg, false, "")
+	case eqFold(opt, "maxcount"):
+		a.maxCount, msg = parseCountArg(arg, true, errXReadMaxCount)
+	case eqFold(opt, "maxsize"):
+		var n int
+		n, msg = parseCountArg(arg, true, errXReadMaxSize)
+		a.maxSize = int64(n)
+	default:
+		return "", false
+	}
+	return msg, true
 }
 
 // parseBlockMillis parses BLOCK's milliseconds into a deadline (zero for
