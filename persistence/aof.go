@@ -105,6 +105,8 @@ type AOF struct {
 	lingering   bool          // ...and a leader is waiting for the next frame
 	arrived     chan struct{} // Append's word that one came
 
+	background sync.WaitGroup // fsyncs of replaced increments (rotateFile)
+
 	manifestMu sync.Mutex // orders manifest rewrites (writer and rewrite)
 	manifest   manifest
 	kick       chan struct{}
@@ -547,6 +549,7 @@ func (a *AOF) Close() error {
 	}
 	close(a.stop)
 	<-a.stopped
+	a.background.Wait()
 	a.mu.Lock()
 	for a.leader { // a client may still be writing
 		a.cond.Wait()

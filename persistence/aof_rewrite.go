@@ -55,21 +55,18 @@ func (a *AOF) Rotate() (int64, error) {
 	return seq, nil
 }
 
-// rotateFile switches the writer to the next increment: fsync and close
-// the current one, list the new one in the manifest, open it. It reports
-// whether it switched (false: retry on the next tick).
+// rotateFile switches the writer to the next increment: list the new one
+// in the manifest, open it, and close the current one. It reports whether
+// it switched (false: retry on the next tick). Writes wait meanwhile, so
+// it does no more I/O than crash safety needs: under always, every frame
+// of the current file is fsync'd already; under everysec and no, its
+// unsynced tail is fsync'd in the background, as Redis does, rather than
+// holding writes up for as long as a second's worth of data takes.
 func (a *AOF) rotateFile(r rotation) bool {
-	a.fileMu.RLock()
-	err := syncData(a.file)
-	a.fileMu.RUnlock()
-	if err != nil {
-		a.rotateFailed(err)
-		return false
-	}
 	a.manifestMu.Lock()
 	m := a.manifest
 	m.incrs = append(slices.Clone(m.incrs), r.file)
-	err = writeFileAtomic(a.fs, a.manifestPath(), m.encode())
+	err := writeFileAtomic(a.fs, a.manifestPath(), m.encode())
 	if err == nil {
 		a.manifest = m
 	}
@@ -87,15 +84,27 @@ func (a *AOF) rotateFile(r rotation) bool {
 		return false
 	}
 	a.fileMu.Lock() // no write or fsync may use the old file past here
-	a.file.Close()
+	old := a.file
 	a.file, a.size = f, 0
 	a.fileMu.Unlock()
 	a.mu.Lock()
+	unsynced := a.synced < a.written
 	a.curBytes = 0
 	a.rotations = a.rotations[1:]
-	a.synced = max(a.synced, a.written) // the old file was fsync'd above
 	a.notify()
 	a.mu.Unlock()
+	if !unsynced {
+		old.Close()
+		return true
+	}
+	a.background.Add(1)
+	go func() {
+		defer a.background.Done()
+		if err := syncData(old); err != nil {
+			a.opt.Logger.Error("AOF: fsync of the previous increment failed", "err", err)
+		}
+		old.Close()
+	}()
 	return true
 }
 
