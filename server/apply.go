@@ -108,9 +108,8 @@ func (s *Server) commitBy(by *Client) (ticket uint64) {
 		// A served client's reply waits for this commit, which holds its
 		// own records (the pop that served it): before it, nothing is sent.
 		c.durable = max(c.durable, ticket)
-		if !by.takeReply(c) || c.parkedOnInput {
-			c.wake()
-		}
+		by.takeReply(c)
+		c.wake()
 	}
 	clear(s.served)
 	s.served = s.served[:0]

@@ -58,7 +58,6 @@ type Client struct {
 	noTouch         bool
 	quit            bool // QUIT, RESET of a killed client, a fatal error: close after flushing
 	parked          bool // in waitBlocked's read, with nothing unwritten: a pusher may deliver its reply
-	parkedOnInput   bool // parked with commands already read and waiting to run: must be woken when served
 }
 
 type replyMode uint8
@@ -234,7 +233,7 @@ func (c *Client) run(batch [][][]byte) bool {
 			rest[i] = cloneArgv(argv)
 		}
 		batch = rest
-		if !c.waitBlocked(len(batch) > 0) {
+		if !c.waitBlocked() {
 			return false
 		}
 	}
@@ -344,10 +343,8 @@ func (c *Client) waitDurable(ticket uint64) error {
 // waitBlocked parks the client until a write serves it, its timeout
 // passes, CLIENT UNBLOCK/KILL ends the wait, or the connection closes.
 // While parked it keeps reading, so a disconnect is seen at once and
-// pipelined commands queue up; queued says commands read with the
-// blocking one wait to run after it. It returns false if the client is
-// gone.
-func (c *Client) waitBlocked(queued bool) bool {
+// pipelined commands queue up. It returns false if the client is gone.
+func (c *Client) waitBlocked() bool {
 	s := c.s
 	s.mu.Lock()
 	b := c.blocked
@@ -375,7 +372,6 @@ func (c *Client) waitBlocked(queued bool) bool {
 		// under the lock too, so its wake-up is never overwritten.
 		_ = c.conn.SetReadDeadline(b.deadline)
 		c.parked = true
-		c.parkedOnInput = queued || c.rd.Buffered() > 0
 		s.mu.Unlock()
 		err := c.rd.Fill()
 		c.noteQueryBuffer()

@@ -13,12 +13,9 @@ import (
 // latency. So commit hands the reply to the pusher instead: it takes the
 // served client's write lock (wmu), moves the reply bytes to the client's
 // handoff buffer, and the pusher writes them, once durable, right after
-// its own commit. The served goroutine is left parked in its read: the
-// client's next command wakes it, as any read does, and it finds itself
-// served. It is woken only when it has something to do before that:
-// commands it read while blocked (a pipeline) wait to run, or the pusher
-// could not write the whole reply. Its first write waits on wmu, so
-// replies keep their order.
+// its own commit. The served goroutine is still woken, to go on reading
+// its next command; its first write waits on wmu, so replies keep their
+// order.
 //
 // Only a client parked in waitBlocked with nothing unwritten is handed
 // over: anything else (served before it parked, a write in flight) is
@@ -48,13 +45,6 @@ func (c *Client) deliver(ticket uint64) {
 			// own flush fails on the same ticket and closes the client
 			// without writing them.
 			sc.writeHandoffNow()
-		}
-		if !durable || len(sc.handoff) > 0 {
-			// The owner must finish the write, or fail its flush and
-			// close; it may wait for the reply and send nothing more.
-			c.s.mu.Lock()
-			sc.wake()
-			c.s.mu.Unlock()
 		}
 		sc.wmu.Unlock()
 	}
