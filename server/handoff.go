@@ -23,10 +23,17 @@ import (
 // reader: it writes what the socket takes at once and leaves the rest in
 // handoff, which the owner writes first at its next flush.
 
+// maxHandoffs is how many served replies one commit's writer takes on.
+// A push that serves one waiter (a queue) gains most from writing its
+// reply itself; when one XADD serves many readers, writing all their
+// replies one after the other delays the last more than waking the
+// readers, who write in parallel, does.
+const maxHandoffs = 1
+
 // takeReply moves sc's pending reply to sc.handoff for by to deliver, or
 // returns false when sc must write it itself. Lock should be held.
 func (by *Client) takeReply(sc *Client) bool {
-	if by == nil || !sc.parked || sc.raw == nil || sc.out.Len() == 0 || !sc.wmu.TryLock() {
+	if by == nil || len(by.deliveries) >= maxHandoffs || !sc.parked || sc.raw == nil || sc.out.Len() == 0 || !sc.wmu.TryLock() {
 		return false
 	}
 	sc.handoff = append(sc.handoff[:0], sc.out.Bytes()...)
