@@ -16,7 +16,7 @@ run: build
 # Every test: unit, fuzz seed corpora, black-box tests with real clients
 # (and side by side with redis-server when it is installed), under -race.
 test:
-	$(GO) test -race -timeout 30m ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 unit:
 	$(GO) test -race -timeout 10m $$($(GO) list ./... | grep -v /tests)

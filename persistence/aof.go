@@ -222,7 +222,13 @@ func (a *AOF) Append(recs []server.Record) uint64 {
 	seq := a.appended
 	if a.lingering {
 		a.lingering = false
-		a.arrived <- struct{}{} // buffered, and sent once per wait
+		// Never block here (we hold a.mu and the server's lock): a word
+		// left over from an earlier wait may still fill the buffer, and
+		// the lingerer it wakes needs a.mu to go on. One word is enough.
+		select {
+		case a.arrived <- struct{}{}:
+		default:
+		}
 	}
 	a.mu.Unlock()
 	return seq
