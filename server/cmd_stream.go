@@ -88,6 +88,17 @@ func (x *Ctx) streamOf(key []byte) (s *stream.Stream, ok bool) {
 	return s, true
 }
 
+// existingStream is streamOf for commands that need the stream to exist:
+// a missing key is answered "no such key".
+func (x *Ctx) existingStream(key []byte) (*stream.Stream, bool) {
+	s, ok := x.streamOf(key)
+	if ok && s == nil {
+		x.error(resp.ErrNoSuchKey)
+		return nil, false
+	}
+	return s, ok
+}
+
 // streamLimits are the node limits in force (CONFIG SET applies at once).
 func (x *Ctx) streamLimits() stream.Limits {
 	return stream.Limits{MaxBytes: x.s.cfg.StreamNodeMaxBytes, MaxEntries: x.s.cfg.StreamNodeMaxEntries}

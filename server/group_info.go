@@ -3,23 +3,11 @@ package server
 import (
 	"fmt"
 
-	"github.com/redstream/redstream/resp"
 	"github.com/redstream/redstream/stream"
 )
 
 // XINFO GROUPS and XINFO CONSUMERS, and the groups part of XINFO STREAM
 // FULL.
-
-// xinfoStreamOrNoKey returns the stream at argv[2], answering "no such
-// key" (or WRONGTYPE) when there is none.
-func xinfoStreamOrNoKey(x *Ctx) (*stream.Stream, bool) {
-	s, ok := x.streamOf(x.argv[2])
-	if ok && s == nil {
-		x.error(resp.ErrNoSuchKey)
-		return nil, false
-	}
-	return s, ok
-}
 
 // writeReadCounter writes a group's entries-read, or null when unknown.
 func writeReadCounter(x *Ctx, g *stream.Group) {
@@ -41,7 +29,7 @@ func writeLag(x *Ctx, s *stream.Stream, g *stream.Group) {
 
 // xinfoGroupsCommand serves XINFO GROUPS key.
 func xinfoGroupsCommand(x *Ctx) {
-	s, ok := xinfoStreamOrNoKey(x)
+	s, ok := x.existingStream(x.argv[2])
 	if !ok {
 		return
 	}
@@ -68,7 +56,7 @@ func xinfoGroupsCommand(x *Ctx) {
 // from the last attempt to read or claim, inactive from the last success
 // (-1 if none yet), both at the command's time.
 func xinfoConsumersCommand(x *Ctx) {
-	s, ok := xinfoStreamOrNoKey(x)
+	s, ok := x.existingStream(x.argv[2])
 	if !ok {
 		return
 	}

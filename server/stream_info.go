@@ -12,12 +12,8 @@ import (
 // summary, or with FULL the entries (the first COUNT, default 10, 0 for
 // all) and the consumer groups with their PELs (cut at COUNT too).
 func xinfoStreamCommand(x *Ctx) {
-	s, ok := x.streamOf(x.argv[2])
-	switch {
-	case !ok:
-		return
-	case s == nil:
-		x.error(resp.ErrNoSuchKey)
+	s, ok := x.existingStream(x.argv[2])
+	if !ok {
 		return
 	}
 	full, count, ok := parseXInfoStream(x)
@@ -149,12 +145,8 @@ func xsetidCommand(x *Ctx) {
 		return
 	}
 	key := x.argv[1]
-	s, ok := x.streamOf(key)
-	switch {
-	case !ok:
-		return
-	case s == nil:
-		x.error(resp.ErrNoSuchKey)
+	s, ok := x.existingStream(key)
+	if !ok {
 		return
 	}
 	switch err := s.SetID(last, added, maxDel); {
@@ -213,12 +205,8 @@ func xcfgsetCommand(x *Ctx) {
 		return
 	}
 	key := x.argv[1]
-	s, ok := x.streamOf(key)
-	switch {
-	case !ok:
-		return
-	case s == nil:
-		x.error(resp.ErrNoSuchKey)
+	s, ok := x.existingStream(key)
+	if !ok {
 		return
 	}
 	if s.SetIDMPConfig(duration, maxSize) {
