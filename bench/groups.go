@@ -203,14 +203,8 @@ func runGroupFollowers(t *Target, consumers, rate, total int) (delivered, acked 
 			return nil
 		})
 	}()
-	start := time.Now()
-	for i := range total {
-		if wait := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))); wait > 0 {
-			time.Sleep(wait) // pacing the producer to its fixed rate
-		}
-		if _, err := prod.Do("XADD", key, "*", "sent", strconv.FormatInt(time.Now().UnixNano(), 10)); err != nil {
-			return nil, nil, err
-		}
+	if err := produceEntries(prod, key, total, rate); err != nil {
+		return nil, nil, err
 	}
 	return delivered, acked, <-cerr
 }

@@ -122,16 +122,18 @@ func runQueue(addr string, producers, consumers, total, rate int) ([]time.Durati
 	return lat, <-cerr
 }
 
+// produce pushes n timestamped messages: paced to rate, or, when rate is
+// 0, as fast as the server answers (a throughput row).
 func produce(c *Conn, n, rate int) error {
-	start := time.Now()
-	for i := range n {
-		if rate > 0 {
-			if wait := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))); wait > 0 {
-				time.Sleep(wait) // pacing the producer to its fixed rate
-			}
+	push := func(sent int64) []byte { return Encode("LPUSH", "bench:queue", strconv.FormatInt(sent, 10)) }
+	if rate > 0 {
+		return paced(c, n, rate, push)
+	}
+	for range n {
+		if err := c.Send(push(time.Now().UnixNano())); err != nil {
+			return err
 		}
-		msg := strconv.FormatInt(time.Now().UnixNano(), 10)
-		if _, err := c.Do("LPUSH", "bench:queue", msg); err != nil {
+		if err := c.Skip(1); err != nil {
 			return err
 		}
 	}

@@ -34,6 +34,27 @@ func throughput(addr string, clients, total, pipeline int, req []byte) (float64,
 	return float64(per*pipeline*clients) / elapsed.Seconds(), err
 }
 
+// paced sends n requests over c at rate per second, each built by req
+// from its send time (Unix ns), and takes the replies in a goroutine of
+// its own. Not waiting for each reply keeps the offered load the same
+// whatever the server's latency: a producer that waits slows down for the
+// slower server and so spares it load, and the two servers would be
+// measured at different rates.
+func paced(c *Conn, n, rate int, req func(sent int64) []byte) error {
+	replies := make(chan error, 1)
+	go func() { replies <- c.Skip(n) }()
+	start := time.Now()
+	for i := range n {
+		if wait := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))); wait > 0 {
+			time.Sleep(wait) // pacing the producer to its fixed rate
+		}
+		if err := c.Send(req(time.Now().UnixNano())); err != nil {
+			return err // the caller closes c, which ends the reader
+		}
+	}
+	return <-replies
+}
+
 func dialN(addr string, n int) ([]*Conn, error) {
 	conns := make([]*Conn, 0, n)
 	for range n {

@@ -158,24 +158,17 @@ func runStreamFollowers(addr string, consumers, rate, total int) ([]time.Duratio
 			return follow(c, first.Str, total, func(d time.Duration) { mu.Lock(); lat = append(lat, d); mu.Unlock() })
 		})
 	}()
-	if err := produceEntries(prod, total, rate); err != nil {
+	if err := produceEntries(prod, "bench:follow", total, rate); err != nil {
 		return nil, err
 	}
 	return lat, <-cerr
 }
 
 // produceEntries adds n entries carrying their send time, paced to rate.
-func produceEntries(c *Conn, n, rate int) error {
-	start := time.Now()
-	for i := range n {
-		if wait := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))); wait > 0 {
-			time.Sleep(wait) // pacing the producer to its fixed rate
-		}
-		if _, err := c.Do("XADD", "bench:follow", "*", "sent", strconv.FormatInt(time.Now().UnixNano(), 10)); err != nil {
-			return err
-		}
-	}
-	return nil
+func produceEntries(c *Conn, key string, n, rate int) error {
+	return paced(c, n, rate, func(sent int64) []byte {
+		return Encode("XADD", key, "*", "sent", strconv.FormatInt(sent, 10))
+	})
 }
 
 // follow reads the stream after from with XREAD BLOCK until it has seen
