@@ -50,9 +50,19 @@ func appendFrame(dst, scratch []byte, recs []server.Record) (out, scratchOut []b
 	dst = append(dst, "#RS "...)
 	dst = strconv.AppendInt(dst, int64(len(p)), 10)
 	dst = append(dst, ' ')
-	dst = fmt.Appendf(dst, "%08x", crc32.Checksum(p, castagnoli))
+	dst = appendHex32(dst, crc32.Checksum(p, castagnoli))
 	dst = append(dst, '\r', '\n')
 	return append(dst, p...), p
+}
+
+// appendHex32 appends v as 8 lower-case hex digits (fmt's %08x, without
+// fmt's cost on every write).
+func appendHex32(dst []byte, v uint32) []byte {
+	const digits = "0123456789abcdef"
+	for shift := 28; shift >= 0; shift -= 4 {
+		dst = append(dst, digits[v>>uint(shift)&0xf])
+	}
+	return dst
 }
 
 // Errors from reading frames.

@@ -83,6 +83,14 @@ func TestFrameRoundTrip(t *testing.T) {
 
 // TestFrameDamage: a file cut anywhere is truncated, never misread; a
 // flipped byte anywhere is detected.
+func TestAppendHex32(t *testing.T) {
+	for _, v := range []uint32{0, 1, 0xf, 0xabcdef, 0x80000000, 0xdeadbeef, 0xffffffff} {
+		if got, want := string(appendHex32([]byte("x"), v)), fmt.Sprintf("x%08x", v); got != want {
+			t.Errorf("appendHex32(%#x) = %q, want %q", v, got, want)
+		}
+	}
+}
+
 func TestFrameDamage(t *testing.T) {
 	var buf, scratch []byte
 	for i := range 20 {
