@@ -147,12 +147,42 @@ func (c *Command) legacyKeyRange() (first, last, step int) {
 	return c.First, c.Last, c.Step
 }
 
+// writeKeySpecs writes where the command's keys are, as COMMAND's key
+// specs say it to cluster clients: the movable commands' searches
+// (keySearch), one spec per key of a command with a fixed few keys in
+// different roles (RENAME source destination), and one range otherwise.
+// Every spec's flags are the command's: RW for writes, RO access else.
 func writeKeySpecs(w *resp.Writer, c *Command) {
-	if c.First == 0 && c.Keys == nil {
+	switch {
+	case c.Keys != nil:
+		w.Set(1)
+		if c.Keys.Keyword != "" {
+			writeKeySpec(w, c, "keyword", []any{"keyword", c.Keys.Keyword, "startfrom", c.Keys.At},
+				"range", []any{"lastkey", -1, "keystep", 1, "limit", 2})
+		} else {
+			writeKeySpec(w, c, "index", []any{"index", c.Keys.At},
+				"keynum", []any{"keynumidx", 0, "firstkey", 1, "keystep", 1})
+		}
+	case c.First == 0:
 		w.Set(0)
-		return
+	case c.Last > c.First:
+		w.Set((c.Last-c.First)/c.Step + 1)
+		for i := c.First; i <= c.Last; i += c.Step {
+			writeKeySpec(w, c, "index", []any{"index", i}, "range", []any{"lastkey", 0, "keystep", 1, "limit", 0})
+		}
+	default:
+		last := c.Last
+		if last >= 0 {
+			last -= c.First
+		}
+		w.Set(1)
+		writeKeySpec(w, c, "index", []any{"index", c.First}, "range", []any{"lastkey", last, "keystep", c.Step, "limit", 0})
 	}
-	w.Set(1)
+}
+
+// writeKeySpec writes one key spec; begin and find are its two searches'
+// types and specs, given as name, value pairs (strings or ints).
+func writeKeySpec(w *resp.Writer, c *Command, beginType string, begin []any, findType string, find []any) {
 	w.Map(3)
 	w.BulkString("flags")
 	if c.Flags&FlagWrite != 0 {
@@ -163,37 +193,25 @@ func writeKeySpecs(w *resp.Writer, c *Command) {
 		w.Status("RO")
 		w.Status("access")
 	}
-	w.BulkString("begin_search")
-	w.Map(2)
-	w.BulkString("type")
-	w.BulkString("index")
-	w.BulkString("spec")
-	w.Map(1)
-	w.BulkString("index")
-	w.Int(int64(max(c.First, 1)))
-	w.BulkString("find_keys")
-	w.Map(2)
-	if c.Keys != nil {
+	for _, part := range []struct {
+		name, kind string
+		spec       []any
+	}{{"begin_search", beginType, begin}, {"find_keys", findType, find}} {
+		w.BulkString(part.name)
+		w.Map(2)
 		w.BulkString("type")
-		w.BulkString("unknown")
+		w.BulkString(part.kind)
 		w.BulkString("spec")
-		w.Map(0)
-		return
+		w.Map(len(part.spec) / 2)
+		for _, v := range part.spec {
+			switch v := v.(type) {
+			case string:
+				w.BulkString(v)
+			case int:
+				w.Int(int64(v))
+			}
+		}
 	}
-	last := c.Last
-	if last >= 0 {
-		last -= c.First
-	}
-	w.BulkString("type")
-	w.BulkString("range")
-	w.BulkString("spec")
-	w.Map(3)
-	w.BulkString("lastkey")
-	w.Int(int64(last))
-	w.BulkString("keystep")
-	w.Int(int64(c.Step))
-	w.BulkString("limit")
-	w.Int(0)
 }
 
 func (c *Command) sortedSubs() []*Command { return sortedCommands(c.Sub) }

@@ -71,18 +71,18 @@ type Command struct {
 	Name       string // lower-case full name: "get", "client|kill"
 	Arity      int    // exact argument count, or -n for "at least n"
 	Flags      Flags
-	First      int                       // first key position, 0 = no keys
-	Last       int                       // last key position, negative counts from the end
-	Step       int                       // distance between keys
-	Keys       func(argv [][]byte) []int // positions of keys when they move (LMPOP, XREAD)
-	Group      string                    // docs group: "list", "string", "generic", ...
-	Since      string                    // Redis version that introduced it
-	Summary    string                    // one line, for COMMAND DOCS and the README
-	Syntax     string                    // arguments after the name
-	Run        func(*Ctx)                // the handler; nil for containers
-	Sub        map[string]*Command       // subcommands of a container (CLIENT, CONFIG)
-	timeout    timeoutKind               // the null answered inside MULTI
-	stat       cmdStat                   // guarded by the keyspace lock
+	First      int                 // first key position, 0 = no keys
+	Last       int                 // last key position, negative counts from the end
+	Step       int                 // distance between keys
+	Keys       *keySearch          // where the keys are when they move (LMPOP, XREAD)
+	Group      string              // docs group: "list", "string", "generic", ...
+	Since      string              // Redis version that introduced it
+	Summary    string              // one line, for COMMAND DOCS and the README
+	Syntax     string              // arguments after the name
+	Run        func(*Ctx)          // the handler; nil for containers
+	Sub        map[string]*Command // subcommands of a container (CLIENT, CONFIG)
+	timeout    timeoutKind         // the null answered inside MULTI
+	stat       cmdStat             // guarded by the keyspace lock
 	parentName string
 }
 
@@ -104,7 +104,7 @@ func (c *Command) timeoutReply(w *resp.Writer) {
 // keyPositions returns the indexes of argv that are keys.
 func (c *Command) keyPositions(argv [][]byte) []int {
 	if c.Keys != nil {
-		return c.Keys(argv)
+		return c.Keys.find(argv)
 	}
 	if c.First == 0 {
 		return nil
@@ -192,8 +192,8 @@ func commandTable() map[string]*Command {
 		if tk, ok := blockingTimeouts[c.Name]; ok {
 			c.timeout = tk
 		}
-		if c.Keys == nil {
-			c.Keys = movableKeys[c.Name]
+		if ks, ok := movableKeys[c.Name]; ok {
+			c.Keys = &ks
 		}
 	}
 	return m
@@ -218,31 +218,52 @@ var blockingTimeouts = map[string]timeoutKind{
 	"xread": timeoutNullArray, "xreadgroup": timeoutNullArray,
 }
 
-// movableKeys finds keys for commands whose key positions depend on their
-// arguments.
-var movableKeys = map[string]func(argv [][]byte) []int{
-	"lmpop":      numkeysAt(1),
-	"blmpop":     numkeysAt(2),
-	"xread":      xreadKeys, // the keys after STREAMS
-	"xreadgroup": xreadKeys,
+// A keySearch places the keys of a command whose key positions depend on
+// its arguments, the way the command's COMMAND key spec describes them to
+// clients; COMMAND GETKEYS follows the same description.
+//
+//   - Keyword "": argv[At] is a count of keys, and the keys follow it
+//     (begin_search index At, find_keys keynum 0 1 1): LMPOP, BLMPOP.
+//   - Keyword "STREAMS": the keys follow the first STREAMS at or after
+//     argv[At] and fill half of what is left, the IDs being the other half
+//     (begin_search keyword STREAMS startfrom At, find_keys range -1 1
+//     limit 2): XREAD, XREADGROUP.
+type keySearch struct {
+	At      int
+	Keyword string
 }
 
-// numkeysAt reads a numkeys argument at position i; the keys follow it.
-func numkeysAt(i int) func(argv [][]byte) []int {
-	return func(argv [][]byte) []int {
-		if i >= len(argv) {
+var movableKeys = map[string]keySearch{
+	"lmpop":      {At: 1},
+	"blmpop":     {At: 2},
+	"xread":      {At: 1, Keyword: "STREAMS"},
+	"xreadgroup": {At: 4, Keyword: "STREAMS"}, // after GROUP group consumer, which may be named "streams"
+}
+
+// find returns the positions of argv's keys; nil when argv is malformed.
+func (k keySearch) find(argv [][]byte) []int {
+	first, n := 0, 0
+	if k.Keyword == "" {
+		if k.At >= len(argv) {
 			return nil
 		}
-		n, ok := resp.ParseInt(argv[i])
-		if !ok || n <= 0 || int(n) > len(argv)-i-1 {
+		count, ok := resp.ParseInt(argv[k.At])
+		if !ok || count <= 0 || int(count) > len(argv)-k.At-1 {
 			return nil
 		}
-		pos := make([]int, n)
-		for j := range pos {
-			pos[j] = i + 1 + j
+		first, n = k.At+1, int(count)
+	} else {
+		for i := k.At; i < len(argv) && first == 0; i++ {
+			if strings.EqualFold(string(argv[i]), k.Keyword) {
+				first, n = i+1, (len(argv)-i-1)/2
+			}
 		}
-		return pos
 	}
+	pos := make([]int, n)
+	for j := range pos {
+		pos[j] = first + j
+	}
+	return pos
 }
 
 // sortedCommands returns the table's commands by name (for COMMAND and

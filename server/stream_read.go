@@ -36,22 +36,6 @@ type xreadArgs struct {
 	ids       []stream.ID
 }
 
-// xreadKeys finds XREAD's keys for COMMAND GETKEYS and the like: the
-// first half of the arguments after the first STREAMS.
-func xreadKeys(argv [][]byte) []int {
-	for i := 1; i < len(argv); i++ {
-		if eqFold(argv[i], "streams") {
-			n := (len(argv) - i - 1) / 2
-			pos := make([]int, n)
-			for j := range pos {
-				pos[j] = i + 1 + j
-			}
-			return pos
-		}
-	}
-	return nil
-}
-
 // xreadCommand serves XREAD: it answers at once with the entries past
 // each given ID, or blocks until an XADD to one of the keys brings some.
 func xreadCommand(x *Ctx) {
