@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -57,7 +58,10 @@ var ErrClosed = errors.New("persistence: AOF is closed")
 // is writing becomes the leader and writes everything queued — every
 // client's frames — in one write(2) and, under appendfsync always, one
 // fsync; the others wait for it and the next leader takes what queued
-// meanwhile. So many clients cost one fsync a batch, and no reply waits
+// meanwhile. Before its round a leader lets more frames queue: under
+// always it lingers for the clients the last fsync released (linger),
+// under the other policies it lets the ready goroutines run first
+// (gather). So many clients cost one fsync a batch, and no reply waits
 // for a hand-off to another goroutine. A background goroutine writes
 // frames nobody waits for (active expiry), fsyncs every second under
 // everysec — beside the writes, as Redis's background thread does — and
@@ -247,6 +251,7 @@ func (a *AOF) Wait(seq uint64) error {
 			return a.err
 		case !a.leader && a.open:
 			a.linger()
+			a.gather()
 			a.lead() // nobody is writing: write everyone's frames ourselves
 			continue
 		case !a.open:
@@ -349,6 +354,25 @@ func (a *AOF) linger() {
 		}
 		t.Reset(min(gap, left))
 	}
+	a.leader = false
+}
+
+// gather lets the goroutines that are ready to run go first, once, before
+// a round under everysec or no. Under load those are other clients about
+// to queue their frames, so one write(2) then carries them all instead of
+// one write each: Redis's event loop gets the same batching by reading
+// every ready client before it writes the AOF. The caller holds the lead
+// meanwhile, so they wait for its round rather than start their own. A
+// lone client loses nothing: nobody else is ready to run. Under always,
+// linger does this job. a.mu must be held; it is released while yielding.
+func (a *AOF) gather() {
+	if a.opt.Fsync == FsyncAlways {
+		return
+	}
+	a.leader = true
+	a.mu.Unlock()
+	runtime.Gosched()
+	a.mu.Lock()
 	a.leader = false
 }
 
