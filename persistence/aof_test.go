@@ -193,6 +193,91 @@ func TestAOFTornTail(t *testing.T) {
 	}
 }
 
+// crashImage copies the AOF directory as a crash would leave it: the
+// files as they are on disk now, with the AOF still open.
+func crashImage(t *testing.T, dir string) string {
+	t.Helper()
+	img := t.TempDir()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(img, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return img
+}
+
+// TestAOFPreallocatedTail: under always the increment is zero-filled
+// ahead of its data. After a crash the zeros are a clean end, even with
+// aof-load-truncated no, and the load cuts them so writing resumes right
+// after the data; a frame torn inside them is a torn tail; data after
+// zeros is damage; Close leaves the file as long as its data.
+func TestAOFPreallocatedTail(t *testing.T) {
+	a, dir := openTestAOF(t, nil, FsyncAlways)
+	a.Load(nil, nil)
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := a.Wait(a.Append([]server.Record{rec(int64(i), 0, "RPUSH", "q", fmt.Sprint(i))})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := "appendonly.aof.1.incr.aof"
+	img := crashImage(t, dir)
+	info, _ := os.Stat(filepath.Join(img, name))
+	if info.Size() < preallocChunk {
+		t.Fatalf("the increment is %d bytes: not preallocated", info.Size())
+	}
+	damaged := crashImage(t, img)
+	torn := crashImage(t, img)
+
+	got, st, err := replay(t, img, false)
+	if err != nil || len(got) != 10 || st.DroppedBytes != 0 {
+		t.Fatalf("crash image: %d records, %d dropped, %v; want 10, none, no error", len(got), st.DroppedBytes, err)
+	}
+	info, _ = os.Stat(filepath.Join(img, name))
+	if info.Size() != st.Bytes {
+		t.Fatalf("after the load the increment is %d bytes, its frames %d", info.Size(), st.Bytes)
+	}
+
+	// A frame torn inside the zeros: the tail is cut, the rest loads.
+	var frame []byte
+	frame, _ = appendFrame(nil, nil, []server.Record{rec(10, 0, "RPUSH", "q", "torn")})
+	f, _ := os.OpenFile(filepath.Join(torn, name), os.O_WRONLY, 0)
+	f.WriteAt(frame[:len(frame)-4], st.Bytes)
+	f.Close()
+	if _, _, err := replay(t, torn, false); !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrTruncated) {
+		t.Fatalf("torn frame in the zero fill, aof-load-truncated no: err = %v, want a refusal", err)
+	}
+	if got, st, err := replay(t, torn, true); err != nil || len(got) != 10 || st.DroppedBytes == 0 {
+		t.Fatalf("torn frame in the zero fill: %d records, %d dropped, %v; want 10 and a dropped tail", len(got), st.DroppedBytes, err)
+	}
+
+	// A whole frame after some zeros: not a crash's doing.
+	f, _ = os.OpenFile(filepath.Join(damaged, name), os.O_WRONLY, 0)
+	f.WriteAt(frame, st.Bytes+100)
+	f.Close()
+	if _, _, err := replay(t, damaged, true); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("data after zero fill: err = %v, want ErrCorrupt", err)
+	}
+
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	info, _ = os.Stat(filepath.Join(dir, name))
+	if info.Size() != st.Bytes {
+		t.Fatalf("after Close the increment is %d bytes, its frames %d", info.Size(), st.Bytes)
+	}
+}
+
 // TestAOFCorruptMiddle flips a byte in a frame that has frames after it:
 // the load must refuse with the file, the offset and the repair command.
 func TestAOFCorruptMiddle(t *testing.T) {

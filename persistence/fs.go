@@ -23,6 +23,7 @@ type FS interface {
 type File interface {
 	io.Reader
 	io.Writer
+	io.WriterAt // preallocation's zeros, beyond the data
 	io.Closer
 	Sync() error
 	Truncate(size int64) error
