@@ -440,13 +440,16 @@ func FuzzFrameReader(f *testing.F) {
 	f.Add(seed[:len(seed)-3])
 	f.Add([]byte("#RS 5 00000000\r\nhello"))
 	f.Add([]byte("#RS 99999999999 0000000\r\n"))
+	f.Add(append(bytes.Clone(seed), make([]byte, 100)...))                 // preallocated zeros
+	f.Add(append(append(bytes.Clone(seed), make([]byte, 10)...), seed...)) // data after zeros
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fr := newFrameReader(bytes.NewReader(data))
 		var again, scratch []byte
 		var consumed int64
+		var err error
 		for {
-			recs, _, err := fr.next()
-			if err != nil {
+			var recs []server.Record
+			if recs, _, err = fr.next(); err != nil {
 				break
 			}
 			again, scratch = appendFrame(again, scratch, recs)
@@ -454,6 +457,9 @@ func FuzzFrameReader(f *testing.F) {
 		}
 		if !bytes.Equal(again, data[:consumed]) {
 			t.Fatalf("accepted frames re-encode differently:\n%q\n%q", again, data[:consumed])
+		}
+		if err == io.EOF && !allZero(data[consumed:]) {
+			t.Fatalf("a clean end at %d with data after it: %q", consumed, data[consumed:])
 		}
 	})
 }
