@@ -30,6 +30,14 @@ import (
 // the last file cut short by a crash: dropped, with a warning) from
 // corruption (a damaged frame with data after it: refused, with the file,
 // the offset and the repair command).
+//
+// Under appendfsync always the file runs on past its last frame in zeros
+// (preallocate, aof.go), which a crash leaves behind:
+//
+//	...#RS 52 1f2e3d4c\r\n<payload>\x00\x00\x00 ... \x00   zero fill to the end
+//
+// A zero byte where a frame should start, with only zeros after it, is
+// a clean end of the frames; anything else after zeros is corruption.
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
