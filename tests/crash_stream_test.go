@@ -133,18 +133,8 @@ func createCrashGroup(t *testing.T, s *Server, l *streamLog) {
 }
 
 func streamProducer(s *Server, cycle int, seed int64, l *streamLog, stop <-chan struct{}) {
-	c, err := dialQuiet(s.Addr)
-	if err != nil {
-		return
-	}
-	defer c.Conn.Close()
 	rng := rand.New(rand.NewPCG(uint64(seed), 2))
-	for {
-		select {
-		case <-stop:
-			return
-		default:
-		}
+	untilStopped(s, stop, func(c *quietConn) bool {
 		size := rng.IntN(32)
 		if rng.IntN(32) == 0 {
 			size = rng.IntN(2000) // now and then one that fills a good part of a node
@@ -160,32 +150,23 @@ func streamProducer(s *Server, cycle int, seed int64, l *streamLog, stop <-chan 
 		l.mu.Unlock()
 		r, err := c.do("XADD", crashStream, "*", "n", strconv.Itoa(n), "cycle", strconv.Itoa(cycle), "pad", string(pad))
 		if err != nil {
-			return // cut off: the entry may or may not be there
+			return false // cut off: the entry may or may not be there
 		}
 		l.mu.Lock()
 		if _, ok := parseStreamID(r.Str); r.Type != '$' || !ok {
 			l.failf("cycle %d: XADD n=%d = %s", cycle, n, r)
 			l.mu.Unlock()
-			return
+			return false
 		}
 		l.added[n] = r.Str
 		l.mu.Unlock()
-	}
+		return true
+	})
 }
 
 func streamConsumer(s *Server, name string, cycle int, seed int64, l *streamLog, stop <-chan struct{}) {
-	c, err := dialQuiet(s.Addr)
-	if err != nil {
-		return
-	}
-	defer c.Conn.Close()
 	rng := rand.New(rand.NewPCG(uint64(seed), 3))
-	for {
-		select {
-		case <-stop:
-			return
-		default:
-		}
+	untilStopped(s, stop, func(c *quietConn) bool {
 		count := 1 + rng.IntN(crashMaxCount)
 		block := 5 + rng.IntN(50)
 		r, err := c.do("XREADGROUP", "GROUP", crashGroup, name, "COUNT", strconv.Itoa(count), "BLOCK", strconv.Itoa(block),
@@ -194,12 +175,12 @@ func streamConsumer(s *Server, name string, cycle int, seed int64, l *streamLog,
 			l.mu.Lock()
 			l.readsCut[name]++
 			l.mu.Unlock()
-			return
+			return false
 		}
 		l.mu.Lock()
 		if !l.takeDelivery(cycle, name, count, r) {
 			l.mu.Unlock()
-			return
+			return false
 		}
 		// Acknowledge about a quarter of what this consumer holds, older
 		// deliveries (from before earlier crashes) included, so the PEL
@@ -216,11 +197,11 @@ func streamConsumer(s *Server, name string, cycle int, seed int64, l *streamLog,
 		}
 		l.mu.Unlock()
 		if len(ids) == 0 {
-			continue
+			return true
 		}
 		r, err = c.do(append([]string{"XACK", crashStream, crashGroup}, ids...)...)
 		if err != nil {
-			return // left in ackCut: the next verification finds out
+			return false // left in ackCut: the next verification finds out
 		}
 		l.mu.Lock()
 		if r.Type != ':' || r.Int != int64(len(ids)) {
@@ -228,14 +209,15 @@ func streamConsumer(s *Server, name string, cycle int, seed int64, l *streamLog,
 			// acknowledged, and not acked since: every one is pending.
 			l.failf("cycle %d: %s: XACK of %d pending IDs %v = %s", cycle, name, len(ids), ids, r)
 			l.mu.Unlock()
-			return
+			return false
 		}
 		for _, id := range ids {
 			delete(l.ackCut, id)
 			l.acked[id] = true
 		}
 		l.mu.Unlock()
-	}
+		return true
+	})
 }
 
 // takeDelivery records an XREADGROUP reply and checks it: whole entries,

@@ -141,24 +141,14 @@ func verifyAfterCrash(t *testing.T, s *Server, acks *ackLog, cycle int) {
 }
 
 func pushLoop(s *Server, list string, acks *ackLog, stop <-chan struct{}) {
-	c, err := dialQuiet(s.Addr)
-	if err != nil {
-		return
-	}
-	defer c.Conn.Close()
-	for {
-		select {
-		case <-stop:
-			return
-		default:
-		}
+	untilStopped(s, stop, func(c *quietConn) bool {
 		acks.mu.Lock()
 		acks.sent[list]++
 		n := acks.sent[list]
 		acks.mu.Unlock()
 		r, err := c.do("RPUSH", list, fmt.Sprintf("item-%d", n))
 		if err != nil || r.Type != ':' {
-			return
+			return false
 		}
 		acks.mu.Lock()
 		if acks.pushed[list] == nil {
@@ -166,10 +156,30 @@ func pushLoop(s *Server, list string, acks *ackLog, stop <-chan struct{}) {
 		}
 		acks.pushed[list][n] = true
 		acks.mu.Unlock()
-	}
+		return true
+	})
 }
 
 func counterLoop(s *Server, acks *ackLog, stop <-chan struct{}) {
+	untilStopped(s, stop, func(c *quietConn) bool {
+		acks.mu.Lock()
+		acks.counterTx++
+		acks.mu.Unlock()
+		r, err := c.do("INCR", "counter")
+		if err != nil || r.Type != ':' {
+			return false
+		}
+		acks.mu.Lock()
+		acks.counter = max(acks.counter, r.Int)
+		acks.mu.Unlock()
+		return true
+	})
+}
+
+// untilStopped dials s and runs step until stop closes or step returns
+// false (a crash cut the connection, or the step failed): the shape of
+// every load loop of the crash tests.
+func untilStopped(s *Server, stop <-chan struct{}, step func(c *quietConn) bool) {
 	c, err := dialQuiet(s.Addr)
 	if err != nil {
 		return
@@ -181,16 +191,9 @@ func counterLoop(s *Server, acks *ackLog, stop <-chan struct{}) {
 			return
 		default:
 		}
-		acks.mu.Lock()
-		acks.counterTx++
-		acks.mu.Unlock()
-		r, err := c.do("INCR", "counter")
-		if err != nil || r.Type != ':' {
+		if !step(c) {
 			return
 		}
-		acks.mu.Lock()
-		acks.counter = max(acks.counter, r.Int)
-		acks.mu.Unlock()
 	}
 }
 
@@ -220,51 +223,35 @@ func rewriteLoop(s *Server, seed int64, stop <-chan struct{}) {
 }
 
 func jobsProducer(s *Server, cycle int, acks *ackLog, stop <-chan struct{}) {
-	c, err := dialQuiet(s.Addr)
-	if err != nil {
-		return
-	}
-	defer c.Conn.Close()
-	for i := 0; ; i++ {
-		select {
-		case <-stop:
-			return
-		default:
-		}
+	i := 0
+	untilStopped(s, stop, func(c *quietConn) bool {
 		job := fmt.Sprintf("job-%d-%d", cycle, i)
 		r, err := c.do("LPUSH", "jobs", job)
 		if err != nil || r.Type != ':' {
-			return
+			return false
 		}
 		acks.mu.Lock()
 		acks.jobs[job] = true
 		acks.mu.Unlock()
-	}
+		i++
+		return true
+	})
 }
 
 func jobsConsumer(s *Server, acks *ackLog, stop <-chan struct{}) {
-	c, err := dialQuiet(s.Addr)
-	if err != nil {
-		return
-	}
-	defer c.Conn.Close()
-	for {
-		select {
-		case <-stop:
-			return
-		default:
-		}
+	untilStopped(s, stop, func(c *quietConn) bool {
 		r, err := c.do("BRPOP", "jobs", "0.05")
 		if err != nil {
 			acks.mu.Lock()
 			acks.inFlight++
 			acks.mu.Unlock()
-			return
+			return false
 		}
 		if len(r.Elems) == 2 {
 			acks.mu.Lock()
 			acks.popped[r.Elems[1].Str] = true
 			acks.mu.Unlock()
 		}
-	}
+		return true
+	})
 }
