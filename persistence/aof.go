@@ -397,6 +397,11 @@ func (a *AOF) lead() {
 	a.notify()
 }
 
+// holdPBelow: a round's fdatasync keeps its P (syncDataHoldingP) while
+// the last round took less than this. A slower disk gets the usual
+// system call, which lets the P run other goroutines during the wait.
+const holdPBelow = time.Millisecond
+
 // preallocChunk is how far an fsync-always increment is zero-filled
 // ahead of its data.
 const preallocChunk = 1 << 20
@@ -516,11 +521,16 @@ func (a *AOF) flushOnce() bool {
 	for i := range a.rotations {
 		a.rotations[i].at -= cut
 	}
+	holdP := a.lastSync < holdPBelow && runtime.GOMAXPROCS(0) > 1
 	a.mu.Unlock()
 	a.fileMu.RLock()
 	began := time.Now()
 	n, err := a.file.Write(buf)
-	if err == nil && a.opt.Fsync == FsyncAlways {
+	switch {
+	case err != nil || a.opt.Fsync != FsyncAlways:
+	case holdP:
+		err = syncDataHoldingP(a.file)
+	default:
 		err = syncData(a.file)
 	}
 	took := time.Since(began)

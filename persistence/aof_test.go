@@ -516,3 +516,24 @@ func TestAOFRewrite(t *testing.T) {
 		}
 	}
 }
+
+// Both fdatasync paths report what the system call says: success on an
+// open file, an error (never a hang or a panic) on a closed one.
+func TestSyncData(t *testing.T) {
+	for name, sync := range map[string]func(File) error{"syncData": syncData, "syncDataHoldingP": syncDataHoldingP} {
+		f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString("data"); err != nil {
+			t.Fatal(err)
+		}
+		if err := sync(f); err != nil {
+			t.Errorf("%s on an open file: %v", name, err)
+		}
+		f.Close()
+		if err := sync(f); err == nil {
+			t.Errorf("%s on a closed file: no error", name)
+		}
+	}
+}
