@@ -28,13 +28,16 @@ type Target struct {
 	dir  string
 	exe  string
 	args []string
+	env  []string
 }
 
 // StartRedstream starts the redstream binary at exe with extra directives.
 // Without them it runs in memory only (appendonly no), to compare like
 // with like against redis-server's defaults; persistence rows pass their
-// own appendonly settings to both servers.
+// own appendonly settings to both servers. A oneCPU entry among them runs
+// it with GOMAXPROCS=1.
 func StartRedstream(exe string, extra ...string) (*Target, error) {
+	extra, env := splitOneCPU(extra)
 	dir, err := os.MkdirTemp("", "redstream-bench")
 	if err != nil {
 		return nil, err
@@ -45,12 +48,30 @@ func StartRedstream(exe string, extra ...string) (*Target, error) {
 	}
 	args := append([]string{"server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 		"--loglevel", "warning", "--appendonly", "no"}, extra...)
-	return start("redstream", exe, args, dir, port)
+	return start("redstream", exe, args, env, dir, port)
+}
+
+// oneCPU, in a row's Config, runs redstream with GOMAXPROCS=1: one
+// thread runs Go code, as in a one-CPU container (Go sizes GOMAXPROCS by
+// the cgroup's CPU limit). redis-server runs its one thread either way.
+const oneCPU = "GOMAXPROCS=1"
+
+// splitOneCPU takes oneCPU out of config and returns it as environment.
+func splitOneCPU(config []string) (flags, env []string) {
+	for _, c := range config {
+		if c == oneCPU {
+			env = append(env, c)
+		} else {
+			flags = append(flags, c)
+		}
+	}
+	return flags, env
 }
 
 // StartRedis starts redis-server (found on PATH) without persistence
 // unless extra says otherwise; it returns nil, nil when none is installed.
 func StartRedis(extra ...string) (*Target, error) {
+	extra, _ = splitOneCPU(extra)
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, nil
@@ -65,7 +86,7 @@ func StartRedis(extra ...string) (*Target, error) {
 	}
 	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"}, extra...)
-	t, err := start("redis", path, args, dir, port)
+	t, err := start("redis", path, args, nil, dir, port)
 	if err == nil {
 		if v, verr := t.serverVersion(); verr == nil {
 			t.Name = "redis " + v
@@ -74,8 +95,9 @@ func StartRedis(extra ...string) (*Target, error) {
 	return t, err
 }
 
-func start(name, exe string, args []string, dir string, port int) (*Target, error) {
+func start(name, exe string, args, env []string, dir string, port int) (*Target, error) {
 	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), env...)
 	logf, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
 		return nil, err
@@ -85,7 +107,7 @@ func start(name, exe string, args []string, dir string, port int) (*Target, erro
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	t := &Target{Name: name, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, dir: dir, exe: exe, args: args}
+	t := &Target{Name: name, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, dir: dir, exe: exe, args: args, env: cmd.Env}
 	if _, err := t.awaitReady(30 * time.Second); err != nil {
 		t.Stop()
 		return nil, err
@@ -120,6 +142,7 @@ func (t *Target) Restart() (time.Duration, error) {
 	_ = t.cmd.Process.Kill()
 	_ = t.cmd.Wait()
 	cmd := exec.Command(t.exe, t.args...)
+	cmd.Env = t.env
 	logf, err := os.OpenFile(filepath.Join(t.dir, "restart.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return 0, err
