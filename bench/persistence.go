@@ -214,17 +214,39 @@ func probeLatency(c *Conn, done func() bool) ([]time.Duration, error) {
 
 func deadline(end time.Time) func() bool { return func() bool { return time.Now().After(end) } }
 
-// latencyDuring starts cmd and times c's LPUSHes until the server says
-// the job is done.
+// latencyDuring times c's LPUSHes from before cmd is sent until the
+// server says the job is done. The probe must already be running when
+// cmd goes out: both servers pause writes before they answer it (Redis
+// to fork, redstream to freeze its snapshot), and a probe started after
+// the answer would miss that pause.
 func latencyDuring(t *Target, c *Conn, cmd string) ([]time.Duration, error) {
 	field := map[string]string{"BGSAVE": "rdb_bgsave_in_progress", "BGREWRITEAOF": "aof_rewrite_in_progress"}[cmd]
 	var mu sync.Mutex
 	busy := true
-	go watchBusy(t, field, &mu, &busy)
-	if _, err := t.Do(cmd); err != nil {
-		return nil, err
+	probing := make(chan struct{}) // closed once the probe has a few requests behind it
+	sent := make(chan error, 1)
+	go func() {
+		<-probing
+		go watchBusy(t, field, &mu, &busy)
+		_, err := t.Do(cmd)
+		sent <- err
+	}()
+	n := 0
+	lat, err := probeLatency(c, func() bool {
+		if n++; n == 100 {
+			close(probing)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return !busy
+	})
+	if n < 100 {
+		close(probing) // the probe failed early; let the job's goroutine end
 	}
-	return probeLatency(c, func() bool { mu.Lock(); defer mu.Unlock(); return !busy })
+	if cerr := <-sent; err == nil {
+		err = cerr
+	}
+	return lat, err
 }
 
 // watchBusy polls INFO until field goes from 1 back to 0.
