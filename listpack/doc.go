@@ -128,9 +128,12 @@ produces almost no garbage.
 
 Quicklist.Snapshot returns a read-only view of a list for BGSAVE, AOF
 rewrite and Raft snapshots to serialize while writes go on (DESIGN.md,
-principle 5). It copies the node array, 32 bytes a node, and shares every
-listpack with the live list, so it costs microseconds for a million
-elements and nothing per element. From then on the live list copies a
+principle 5). It shares the node array and every listpack with the live
+list, so it costs the same few hundred nanoseconds whatever the list
+holds: the server snapshots every key under its lock, and a 2 GB dataset
+has a quarter of a million nodes, whose headers (32 bytes each) it used
+to copy there. From then on the live list copies the node array before
+it next touches a node (the array is marked shared until then), copies a
 node's bytes before it first changes them, and never writes bytes a view
 can see.
 
@@ -147,7 +150,9 @@ copied for it. The generation is 32 bits, in the padding of the node
 header; when the epoch would wrap, Snapshot first restamps every node as
 behind.
 
-	v := q.Snapshot()   q's epoch goes from 1 to 2: all its nodes are behind
+	v := q.Snapshot()   q's epoch goes from 1 to 2: all its nodes are behind;
+	                    v reads q's node array, q copies it at its next
+	                    access (drawn below as already copied)
 
 	   view v                                 live list q, epoch 2
 	  +--------+                              +------------+

@@ -20,21 +20,54 @@ type qnode struct {
 // at both ends so that adding or removing a node at the head or the tail,
 // which is what queues do, costs O(1) amortized and no allocation. A
 // linked list would cost an extra object and two pointers per node.
+//
+// A snapshot's view shares the array (shared is set on the live deque):
+// the live list copies it before it first touches a node after the
+// snapshot, so taking a snapshot costs no copy of the headers and the
+// array a view reads is never written again.
 type nodeDeque struct {
 	buf    []qnode
-	lo, hi int // live nodes are buf[lo:hi]
+	lo, hi int  // live nodes are buf[lo:hi]
+	shared bool // a view reads buf: copy it before any access (unshare)
 }
 
 // len returns the number of nodes.
 func (d *nodeDeque) len() int { return d.hi - d.lo }
 
 // at returns node k (0 is the head). The pointer is valid until the next
-// insert or remove.
-func (d *nodeDeque) at(k int) *qnode { return &d.buf[d.lo+k] }
+// insert or remove. Callers write through it, so it gets the live list
+// its own array first.
+func (d *nodeDeque) at(k int) *qnode {
+	if d.shared {
+		d.unshare()
+	}
+	return &d.buf[d.lo+k]
+}
+
+// unshare gives the deque an array of its own, laid out as before, and
+// leaves the old one to the views that read it.
+func (d *nodeDeque) unshare() {
+	nb := make([]qnode, len(d.buf))
+	copy(nb[d.lo:d.hi], d.buf[d.lo:d.hi])
+	d.buf, d.shared = nb, false
+}
+
+// share marks the array as read by a view and returns a deque over it
+// for the view.
+func (d *nodeDeque) share() nodeDeque {
+	if d.len() == 0 {
+		return nodeDeque{}
+	}
+	d.shared = true
+	return nodeDeque{buf: d.buf, lo: d.lo, hi: d.hi}
+}
 
 // insert puts nd at position k (0 <= k <= len), shifting the shorter side
 // of the array so that head and tail inserts stay cheap.
 func (d *nodeDeque) insert(k int, nd qnode) {
+	if d.shared {
+		d.unshare()
+	}
 	n := d.len()
 	switch {
 	case k == 0 && d.lo > 0:
@@ -59,6 +92,9 @@ func (d *nodeDeque) insert(k int, nd qnode) {
 // remove deletes node k, shifting the shorter side, and clears the freed
 // slot so the GC does not keep its listpack alive.
 func (d *nodeDeque) remove(k int) {
+	if d.shared {
+		d.unshare()
+	}
 	n := d.len()
 	if k < n/2 {
 		copy(d.buf[d.lo+1:d.lo+k+1], d.buf[d.lo:d.lo+k])
@@ -90,5 +126,5 @@ func (d *nodeDeque) resize(n int) {
 	copy(nb[start:], d.buf[d.lo:d.hi])
 	d.hi = start + d.len()
 	d.lo = start
-	d.buf = nb
+	d.buf, d.shared = nb, false
 }

@@ -42,11 +42,15 @@ func checkQuicklist(t *testing.T, q *Quicklist, model [][]byte) {
 	}
 }
 
+// peek returns node k for reading, without unsharing the array as at
+// does: checks must not change what they check.
+func (d *nodeDeque) peek(k int) *qnode { return &d.buf[d.lo+k] }
+
 // check verifies the invariants every operation must keep.
 func (q *Quicklist) check() error {
 	total := 0
 	for k := range q.nodes.len() {
-		nd := q.nodes.at(k)
+		nd := q.nodes.peek(k)
 		if err := Validate(nd.lp, true); err != nil {
 			return fmt.Errorf("node %d: %w", k, err)
 		}
@@ -74,7 +78,7 @@ func (q *Quicklist) check() error {
 func checkLargeAlone(t *testing.T, q *Quicklist) {
 	t.Helper()
 	for k := range q.nodes.len() {
-		nd := q.nodes.at(k)
+		nd := q.nodes.peek(k)
 		for off := nd.lp.First(); off >= 0; off = nd.lp.Next(off) {
 			if v := nd.lp.Get(off, nil); q.isLarge(len(v)) && nd.count != 1 {
 				t.Fatalf("node %d holds a large value of %d bytes among %d", k, len(v), nd.count)
@@ -584,5 +588,34 @@ func TestEncodingTransitions(t *testing.T) {
 		QuicklistFromNodes(-2, []Listpack{New().Append(v), New().Append(v)}).Encoding() != "quicklist" ||
 		QuicklistFromNodes(-2, nil).Encoding() != "listpack" {
 		t.Fatal("encoding after load")
+	}
+}
+
+// TestNodeDequeShare: once a view shares the node array, no change of the
+// live deque — insert or remove at either end or in the middle, or a
+// write through at — may show through the view.
+func TestNodeDequeShare(t *testing.T) {
+	ops := map[string]func(d *nodeDeque){
+		"remove head":   func(d *nodeDeque) { d.remove(0) },
+		"remove tail":   func(d *nodeDeque) { d.remove(d.len() - 1) },
+		"remove middle": func(d *nodeDeque) { d.remove(d.len() / 2) },
+		"insert middle": func(d *nodeDeque) { d.insert(d.len()/2, qnode{lp: Listpack("new"), count: 1}) },
+		"write at":      func(d *nodeDeque) { d.at(3).count = 99 },
+	}
+	for name, op := range ops {
+		var d nodeDeque
+		for i := range 8 {
+			d.insert(d.len(), qnode{lp: Listpack(fmt.Sprint(i)), count: uint32(i + 1)})
+		}
+		v := d.share()
+		op(&d)
+		if d.shared {
+			t.Errorf("%s: the live deque still shares its array", name)
+		}
+		for k := range v.len() {
+			if nd := v.peek(k); string(nd.lp) != fmt.Sprint(k) || nd.count != uint32(k+1) {
+				t.Errorf("%s: the view's node %d became %q/%d", name, k, nd.lp, nd.count)
+			}
+		}
 	}
 }
