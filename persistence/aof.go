@@ -61,12 +61,12 @@ var ErrClosed = errors.New("persistence: AOF is closed")
 // fsync; the others wait for it and the next leader takes what queued
 // meanwhile. Before its round a leader lets more frames queue: under
 // always it first lingers for the clients the last fsync released
-// (linger); under every policy it then lets the goroutines that are ready
-// to run go first (gather). So many clients cost one fsync a batch, and no reply waits
-// for a hand-off to another goroutine. A background goroutine writes
-// frames nobody waits for (active expiry), fsyncs every second under
-// everysec — beside the writes, as Redis's background thread does — and
-// retries after errors.
+// (linger); under every policy it then lets the goroutines that are
+// ready to run go first (gather). So many clients cost one fsync a batch,
+// and no reply waits for a hand-off to another goroutine. A background
+// goroutine writes frames nobody waits for (active expiry), fsyncs every
+// second under everysec — beside the writes, as Redis's background thread
+// does — and retries after errors.
 type AOF struct {
 	opt AOFOptions
 	fs  FS
