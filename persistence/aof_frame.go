@@ -143,22 +143,14 @@ func (fr *frameReader) next() ([]server.Record, int64, error) {
 // zeros to the end of the file are preallocated space (see preallocate)
 // and end the frames cleanly (io.EOF); anything else there is damage.
 func (fr *frameReader) zeroFill(start int64) error {
-	for {
-		b, err := fr.r.Peek(fr.r.Buffered())
-		if len(b) == 0 {
-			b, err = fr.r.Peek(1)
-		}
-		if !allZero(b) {
-			return fmt.Errorf("%w: at offset %d: data after zero fill", ErrCorrupt, start)
-		}
-		fr.r.Discard(len(b))
-		if err == io.EOF {
-			return io.EOF
-		}
-		if err != nil {
-			return err
-		}
+	zeros, err := onlyZeros(fr.r)
+	switch {
+	case err != nil:
+		return err
+	case !zeros:
+		return fmt.Errorf("%w: at offset %d: data after zero fill", ErrCorrupt, start)
 	}
+	return io.EOF
 }
 
 // parseFrameHeader parses "#RS <len> <crc>\r\n".

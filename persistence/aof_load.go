@@ -195,17 +195,23 @@ func zeroFrom(f File, off int64) bool {
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		return false
 	}
+	zeros, err := onlyZeros(f)
+	return err == nil && zeros
+}
+
+// onlyZeros reads r to its end and reports whether every byte was zero.
+func onlyZeros(r io.Reader) (bool, error) {
 	buf := make([]byte, 64<<10)
 	for {
-		n, err := f.Read(buf)
+		n, err := r.Read(buf)
 		if !allZero(buf[:n]) {
-			return false
+			return false, nil
 		}
 		if err == io.EOF {
-			return true
+			return true, nil
 		}
 		if err != nil {
-			return false
+			return false, err
 		}
 	}
 }
