@@ -48,6 +48,9 @@ type AOFOptions struct {
 	FS       FS // nil: the real file system
 	Logger   *slog.Logger
 	Truncate bool // aof-load-truncated: cut a torn tail instead of refusing
+	// Quarantine is where leftover files and cut-off bytes are moved
+	// instead of being deleted; "" means a "quarantine" folder in Dir.
+	Quarantine string
 }
 
 // ErrClosed is returned for records appended after Close.
@@ -96,8 +99,8 @@ type AOF struct {
 
 	// Owned by the leader of the moment (handed over under mu).
 	size       int64 // bytes of whole frames in the current increment
-	zeroedTo   int64 // under always, the file is zero-filled up to here (preallocate)
-	cannotZero bool  // preallocating failed (a full disk): not again for this file
+	filledTo   int64 // under always, the file is filled up to here (preallocate)
+	cannotFill bool  // preallocating failed (a full disk): not again for this file
 	// file is replaced only by a file switch, under fileMu's write lock;
 	// writes and fsyncs hold its read lock, so they may overlap.
 	fileMu sync.RWMutex
@@ -134,6 +137,13 @@ func (a *AOF) manifestPath() string { return filepath.Join(a.opt.Dir, a.opt.Name
 
 // OpenAOF opens (or creates) the AOF in opt.Dir. Call Load before
 // Start to replay what it holds.
+//
+// It changes nothing it cannot prove safe to change: the manifest must
+// agree with the directory (validate), files it does not list are moved
+// into the quarantine folder only when it proves them leftovers
+// (aof_dir.go), and anything else is refused with an ErrManifest that
+// names the file and the repair command. A directory without a manifest
+// gets a new one only when it holds no data of ours.
 func OpenAOF(opt AOFOptions) (*AOF, error) {
 	if opt.FS == nil {
 		opt.FS = OSFS{}
@@ -141,76 +151,159 @@ func OpenAOF(opt AOFOptions) (*AOF, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
+	if opt.Quarantine == "" {
+		opt.Quarantine = filepath.Join(opt.Dir, "quarantine")
+	}
 	a := &AOF{opt: opt, fs: opt.FS, kick: make(chan struct{}, 1), arrived: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 	a.cond = sync.NewCond(&a.mu)
 	a.stats.LastWriteOK = true
 	if err := a.fs.MkdirAll(opt.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("persistence: creating %s: %w", opt.Dir, err)
 	}
-	m, found, err := readManifest(a.fs, a.manifestPath())
+	d, err := scanAOFDir(a.fs, opt.Dir, opt.Name)
 	if err != nil {
-		return nil, fmt.Errorf("%w (in %s)", err, a.manifestPath())
+		return nil, err
 	}
-	if !found || len(m.incrs) == 0 {
-		m.incrs = append(m.incrs, aofFile{name: incrName(opt.Name, m.nextSeq()), seq: m.nextSeq()})
+	m, found, err := readManifest(a.fs, a.manifestPath())
+	switch {
+	case err != nil:
+		return nil, a.refuse(err)
+	case !found:
+		m, err = a.createManifest(d)
+	default:
+		err = a.adoptManifest(m, d)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(m.incrs) == 0 { // a base alone: appends need an increment after it
+		seq := max(m.nextSeq(), d.maxSeq+1)
+		m.incrs = []aofFile{{name: incrName(opt.Name, seq), seq: seq}}
+		if err := a.createIncr(m.incrs[0].name); err != nil {
+			return nil, err
+		}
 		if err := writeFileAtomic(a.fs, a.manifestPath(), m.encode()); err != nil {
 			return nil, fmt.Errorf("persistence: writing %s: %w", a.manifestPath(), err)
 		}
 	}
 	a.manifest = m
-	a.nextSeq = m.nextSeq()
-	a.removeLeftovers()
+	a.nextSeq = max(m.nextSeq(), d.maxSeq+1)
 	return a, nil
 }
 
-// removeLeftovers deletes what a crash during a rewrite or a manifest
-// update left behind: AOF files (by our naming) the manifest does not
-// list, and temporary files. Nothing else in the directory is touched.
-func (a *AOF) removeLeftovers() {
-	listed := map[string]bool{}
-	if a.manifest.base != nil {
-		listed[a.manifest.base.name] = true
+// RepairCommand is the command that repairs the AOF in dir, for error
+// messages.
+func RepairCommand(dir, name string) string {
+	cmd := "redstream aof check " + dir + " --fix"
+	if name != DefaultAOFName {
+		cmd += " --name " + name
 	}
-	for _, f := range a.manifest.incrs {
-		listed[f.name] = true
+	return cmd
+}
+
+// DefaultAOFName is appendfilename's default.
+const DefaultAOFName = "appendonly.aof"
+
+// refuse wraps a manifest problem with the manifest's path and the way to
+// repair it.
+func (a *AOF) refuse(problem error) error {
+	if !errors.Is(problem, ErrManifest) {
+		problem = fmt.Errorf("%w: %w", ErrManifest, problem)
 	}
-	entries, err := a.fs.ReadDir(a.opt.Dir)
-	if err != nil {
-		return
+	return fmt.Errorf("%w\n  manifest: %s\n  nothing was changed; to rebuild the manifest from the files present: %s",
+		problem, a.manifestPath(), RepairCommand(a.opt.Dir, a.opt.Name))
+}
+
+// createManifest starts an AOF in a directory without a manifest. If the
+// directory holds data of ours (or another appendfilename's manifest),
+// the manifest was lost, not never written: refuse rather than start
+// empty beside it. Empty increments and temporary files are what a crash
+// during an earlier first start leaves; they go to quarantine.
+func (a *AOF) createManifest(d aofDir) (manifest, error) {
+	if len(d.manifests) > 0 {
+		return manifest{}, a.refuse(fmt.Errorf("there is no %s.manifest, but the directory holds %s: did appendfilename change? "+
+			"Set it back, or move that AOF away", a.opt.Name, strings.Join(d.manifests, ", ")))
 	}
-	prefix := a.opt.Name + "."
-	for _, e := range entries {
-		name := e.Name()
-		ours := strings.HasPrefix(name, prefix) && name != a.opt.Name+".manifest" &&
-			(strings.HasSuffix(name, ".incr.aof") || strings.HasSuffix(name, ".base.rdb") || strings.HasSuffix(name, ".tmp"))
-		if ours && !listed[name] {
-			a.opt.Logger.Info("AOF: removing a file left by an interrupted rewrite", "file", name)
-			a.fs.Remove(filepath.Join(a.opt.Dir, name))
+	var empty []leftover
+	for _, f := range d.data {
+		if f.kind != 'i' || f.size != 0 {
+			return manifest{}, a.refuse(fmt.Errorf("there is no manifest, but the directory holds %s (and %d more AOF files)",
+				f.name, len(d.data)-1))
 		}
+		empty = append(empty, leftover{f.name, "an empty increment from a start that never wrote its manifest"})
 	}
+	for _, t := range d.temps {
+		empty = append(empty, leftover{t, "a temporary file whose write never finished"})
+	}
+	if err := a.quarantineAll(empty); err != nil {
+		return manifest{}, err
+	}
+	seq := d.maxSeq + 1
+	m := manifest{incrs: []aofFile{{name: incrName(a.opt.Name, seq), seq: seq}}}
+	if err := a.createIncr(m.incrs[0].name); err != nil {
+		return manifest{}, err
+	}
+	if err := writeFileAtomic(a.fs, a.manifestPath(), m.encode()); err != nil {
+		return manifest{}, fmt.Errorf("persistence: writing %s: %w", a.manifestPath(), err)
+	}
+	return m, nil
+}
+
+// adoptManifest checks m against the directory and moves the leftovers
+// it proves into quarantine.
+func (a *AOF) adoptManifest(m manifest, d aofDir) error {
+	if err := m.validate(a.opt.Name, d.has); err != nil {
+		return a.refuse(err)
+	}
+	lefts, err := d.leftovers(m)
+	if err != nil {
+		return a.refuse(err)
+	}
+	return a.quarantineAll(lefts)
+}
+
+func (a *AOF) quarantineAll(lefts []leftover) error {
+	for _, l := range lefts {
+		to, err := quarantine(a.fs, a.opt.Dir, a.opt.Quarantine, l.file)
+		if err != nil {
+			return fmt.Errorf("persistence: moving %s into quarantine: %w", l.file, err)
+		}
+		a.opt.Logger.Warn("AOF: moved a leftover file into quarantine", "file", l.file, "why", l.why, "to", to)
+	}
+	return nil
+}
+
+// createIncr creates an empty increment and makes its name durable, so
+// that a manifest listing it never names a missing file.
+func (a *AOF) createIncr(name string) error {
+	path := filepath.Join(a.opt.Dir, name)
+	f, err := a.fs.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("persistence: creating %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return a.fs.SyncDir(a.opt.Dir)
 }
 
 // Start opens the newest increment for appending and starts the writer.
 // Everything Load replayed must be loaded first.
 func (a *AOF) Start() error {
 	path := filepath.Join(a.opt.Dir, a.manifest.lastIncr().name)
-	f, err := a.fs.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := a.fs.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("persistence: opening %s: %w", path, err)
 	}
 	st, err := f.Stat()
 	if err == nil {
-		_, err = f.Seek(st.Size(), io.SeekStart) // writes go on at the end (Load cut any zero fill)
+		_, err = f.Seek(st.Size(), io.SeekStart) // writes go on at the end (Load cut any fill)
 	}
 	if err != nil {
 		f.Close()
 		return err
 	}
-	if err := a.fs.SyncDir(a.opt.Dir); err != nil { // the file's creation is durable
-		f.Close()
-		return err
-	}
-	a.file, a.size, a.zeroedTo = f, st.Size(), st.Size()
+	a.file, a.size, a.filledTo = f, st.Size(), st.Size()
 	a.curBytes = a.size
 	a.stats.CurrentSize = a.size
 	a.open = true
@@ -405,38 +498,39 @@ func (a *AOF) lead() {
 // system call, which lets the P run other goroutines during the wait.
 const holdPBelow = time.Millisecond
 
-// preallocChunk is how far an fsync-always increment is zero-filled
-// ahead of its data.
+// preallocChunk is how far an fsync-always increment is filled ahead of
+// its data.
 const preallocChunk = 1 << 20
 
-var zeroChunk [preallocChunk]byte
-
-// preallocate keeps an fsync-always increment written with zeros, and
-// fsync'd, a chunk ahead of its data. A round's write then lands inside
-// the file: its fdatasync writes the data pages and no metadata (neither
-// size nor block allocation changed), which on ext4 skips the journal
-// commit and took about a third off every fsync (0.26 to 0.17 ms, alone
-// on this machine). The zeros are a loader's clean end (frameReader);
-// Load and Close cut them off. Called by the leader after its round's
-// clients are released, so the extension (once a chunk) delays only the
-// leader's own reply. A failure (a full disk) just stops it for this file.
+// preallocate keeps an fsync-always increment written with fill (see
+// fillPattern in aof_frame.go), and fsync'd, a chunk ahead of its data. A
+// round's write then lands inside the file: its fdatasync writes the data
+// pages and no metadata (neither size nor block allocation changed),
+// which on ext4 skips the journal commit and took about a third off every
+// fsync (0.26 to 0.17 ms, alone on this machine). Fill running to the end
+// of the file is a loader's clean end (frameReader); Load and Close cut it
+// off. The fill is a pattern, not zeros, so that zeros where frames were
+// (a disk that lost fsync'd data) are never mistaken for it. Called by the
+// leader after its round's clients are released, so the extension (once
+// a chunk) delays only the leader's own reply. A failure (a full disk)
+// just stops it for this file.
 func (a *AOF) preallocate() {
-	if a.opt.Fsync != FsyncAlways || a.cannotZero || a.zeroedTo-a.size >= preallocChunk/2 {
+	if a.opt.Fsync != FsyncAlways || a.cannotFill || a.filledTo-a.size >= preallocChunk/2 {
 		return
 	}
-	from := max(a.zeroedTo, a.size)
+	from := max(a.filledTo, a.size)
 	a.fileMu.RLock()
-	_, err := a.file.WriteAt(zeroChunk[:], from)
+	_, err := a.file.WriteAt(fillAt(from, preallocChunk), from)
 	if err == nil {
 		err = syncData(a.file)
 	}
 	a.fileMu.RUnlock()
 	if err != nil {
-		a.cannotZero = true
+		a.cannotFill = true
 		a.opt.Logger.Info("AOF: cannot preallocate the increment; writing without", "err", err)
 		return
 	}
-	a.zeroedTo = from + preallocChunk
+	a.filledTo = from + preallocChunk
 }
 
 // flushAll leads rounds until nothing is queued, or until a round fails
@@ -565,7 +659,7 @@ func (a *AOF) flushOnce() bool {
 func (a *AOF) failed(buf []byte, upto uint64, n int, err error) {
 	if n > 0 {
 		a.fileMu.RLock()
-		terr := a.file.Truncate(a.size) // the zero fill goes too
+		terr := a.file.Truncate(a.size) // the fill goes too
 		if terr == nil {
 			_, terr = a.file.Seek(a.size, io.SeekStart)
 		}
@@ -573,7 +667,7 @@ func (a *AOF) failed(buf []byte, upto uint64, n int, err error) {
 		if terr != nil {
 			a.opt.Logger.Error("AOF: cannot cut a partial write", "err", terr)
 		}
-		a.zeroedTo = a.size
+		a.filledTo = a.size
 	}
 	a.mu.Lock()
 	a.pending = append(buf, a.pending...)
@@ -646,7 +740,7 @@ func (a *AOF) Close() error {
 	a.notify()
 	err := a.err
 	a.mu.Unlock()
-	if a.zeroedTo > a.size { // leave the file as long as its data
+	if a.filledTo > a.size { // leave the file as long as its data
 		if terr := a.file.Truncate(a.size); terr == nil {
 			syncData(a.file)
 		}

@@ -1,11 +1,15 @@
 package persistence
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/redstream/redstream/server"
 )
 
 // AOFFileReport is what CheckAOF found in one file.
@@ -16,19 +20,35 @@ type AOFFileReport struct {
 	Records int64 // records in an increment; keys in a base
 	Good    int64 // bytes of whole, valid frames (the whole file when OK)
 	Err     error // nil when the file is sound
-	Last    bool  // the newest increment: a torn tail here is a crash, not damage
+	Last    bool  // the newest increment
+	Torn    bool  // Err is a torn tail, which a start with aof-load-truncated yes cuts by itself
 }
 
-// CheckAOF reads every file the manifest in dir lists, as a load would,
-// without applying anything, and reports where each one stops being
-// valid. onProgress, if not nil, is told the bytes checked so far.
+// CheckAOF checks the AOF in dir as a start would, without changing
+// anything: the manifest against the directory (an error wrapping
+// ErrManifest when they disagree), then every file it lists, reporting
+// where each stops being valid. onProgress, if not nil, is told the bytes
+// checked so far.
 func CheckAOF(dir, name string, onProgress func(done, total int64)) ([]AOFFileReport, error) {
-	m, found, err := readManifest(OSFS{}, filepath.Join(dir, name+".manifest"))
+	fs := OSFS{}
+	d, err := scanAOFDir(fs, dir, name)
 	if err != nil {
 		return nil, err
 	}
-	if !found {
-		return nil, fmt.Errorf("persistence: no AOF manifest %s.manifest in %s", name, dir)
+	m, found, err := readManifest(fs, filepath.Join(dir, name+".manifest"))
+	switch {
+	case err != nil:
+		return nil, err
+	case !found && len(d.data) == 0:
+		return nil, fmt.Errorf("persistence: no AOF named %s in %s (no %s.manifest, no data files)", name, dir, name)
+	case !found:
+		return nil, fmt.Errorf("%w: there is no %s.manifest, but %s holds %d AOF files", ErrManifest, name, dir, len(d.data))
+	}
+	if err := m.validate(name, d.has); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrManifest, err)
+	}
+	if _, err := d.leftovers(m); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrManifest, err)
 	}
 	var reports []AOFFileReport
 	var done, total int64
@@ -44,12 +64,13 @@ func CheckAOF(dir, name string, onProgress func(done, total int64)) ([]AOFFileRe
 		done += r.Size
 	}
 	for i, f := range m.incrs {
-		r := checkIncr(filepath.Join(dir, f.name), func(n int64) {
+		last := i == len(m.incrs)-1
+		r := checkIncr(filepath.Join(dir, f.name), last, func(n int64) {
 			if onProgress != nil {
 				onProgress(done+n, total)
 			}
 		})
-		r.Name, r.Last = f.name, i == len(m.incrs)-1
+		r.Name, r.Last = f.name, last
 		reports = append(reports, r)
 		done += r.Size
 	}
@@ -90,72 +111,113 @@ func checkBase(path string) AOFFileReport {
 	}
 }
 
-func checkIncr(path string, progress func(int64)) AOFFileReport {
+func checkIncr(path string, last bool, progress func(int64)) AOFFileReport {
 	r := AOFFileReport{Kind: "incr"}
 	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return r // listed but never written: empty
-	}
 	if err != nil {
 		r.Err = err
 		return r
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err == nil {
-		r.Size = info.Size()
+	n := 0
+	sc, err := scanIncr(f, last, func(_ []server.Record, _, next int64) error {
+		if n++; n%4096 == 0 {
+			progress(next)
+		}
+		return nil
+	})
+	r.Size, r.Records, r.Good = sc.size, sc.records, sc.good
+	switch {
+	case err != nil:
+		r.Err = err
+	case sc.end != endClean:
+		r.Err, r.Torn = sc.err, sc.end == endTorn
+	default:
+		r.Good = r.Size // the fill after the frames is not damage
 	}
-	fr := newFrameReader(f)
-	for n := 0; ; n++ {
-		recs, off, err := fr.next()
-		if err == io.EOF {
-			r.Good = off
-			return r
-		}
-		if err != nil {
-			r.Err, r.Good = err, off
-			return r
-		}
-		r.Records += int64(len(recs))
-		if n%4096 == 0 {
-			progress(fr.off)
-		}
-	}
+	return r
 }
 
-// CutAOFFile truncates path at offset and fsyncs it: the repair for a
-// damaged tail (everything from offset on is lost).
-func CutAOFFile(path string, offset int64) error {
+// CutAOFFile truncates the increment at path at offset and fsyncs it:
+// the repair for damage (everything from offset on is lost to the
+// server). The bytes it cuts, up to any fill after them, are first kept
+// in a file of qdir, whose path it returns.
+func CutAOFFile(path string, offset int64, qdir string) (string, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer f.Close()
-	if err := f.Truncate(offset); err != nil {
-		return err
+	info, err := f.Stat()
+	if err != nil {
+		return "", err
 	}
-	return f.Sync()
+	end, err := fillStart(f, offset, info.Size())
+	if err != nil {
+		return "", err
+	}
+	kept, err := keepBytes(OSFS{}, f, offset, end, qdir, fmt.Sprintf("%s.cut-at-%d", filepath.Base(path), offset))
+	if err != nil {
+		return "", fmt.Errorf("keeping the bytes to cut: %w", err)
+	}
+	if err := f.Truncate(offset); err != nil {
+		return kept, err
+	}
+	return kept, f.Sync()
 }
 
-// InstallRDBAsAOFBase makes the RDB file at rdbPath the whole AOF in
-// dir: the base of a fresh manifest with one empty increment, so a server
-// with appendonly on starts from exactly that snapshot.
-func InstallRDBAsAOFBase(rdbPath, dir, name string) error {
+// RebuildManifest writes a new manifest for the AOF in dir from the files
+// present, for when the manifest is lost or wrong (ErrManifest): the
+// newest base, then every increment from the base's seq on (all of them
+// without a base), in order. The old manifest, if any, is kept in qdir.
+// It returns what it listed and any gap in the increments' seqs, which
+// means writes are lost.
+func RebuildManifest(dir, name, qdir string) (string, error) {
 	fs := OSFS{}
-	if err := fs.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	src, err := os.Open(rdbPath)
+	d, err := scanAOFDir(fs, dir, name)
 	if err != nil {
-		return err
+		return "", err
 	}
-	defer src.Close()
-	base := baseName(name, 1)
-	if _, err := writeFileDurably(fs, filepath.Join(dir, base), func(w io.Writer) error {
-		_, err := io.Copy(w, src)
-		return err
-	}); err != nil {
-		return err
+	var m manifest
+	for _, f := range d.data {
+		if f.kind == 'b' && (m.base == nil || f.seq > m.base.seq) {
+			m.base = &aofFile{name: f.name, seq: f.seq}
+		}
 	}
-	m := manifest{base: &aofFile{name: base, seq: 1}, incrs: []aofFile{{name: incrName(name, 2), seq: 2}}}
-	return writeFileAtomic(fs, filepath.Join(dir, name+".manifest"), m.encode())
+	for _, f := range d.data {
+		if f.kind == 'i' && (m.base == nil || f.seq >= m.base.seq) {
+			m.incrs = append(m.incrs, aofFile{name: f.name, seq: f.seq})
+		}
+	}
+	if m.base == nil && len(m.incrs) == 0 {
+		return "", fmt.Errorf("persistence: %s holds no AOF files named %s: nothing to list", dir, name)
+	}
+	slices.SortFunc(m.incrs, func(x, y aofFile) int { return cmp.Compare(x.seq, y.seq) })
+	var says []string
+	if m.base != nil {
+		says = append(says, "base "+m.base.name)
+	}
+	next := int64(0)
+	if m.base != nil {
+		next = m.base.seq
+	}
+	for _, f := range m.incrs {
+		if next != 0 && f.seq != next {
+			says = append(says, fmt.Sprintf("MISSING increments %d to %d: their writes are lost", next, f.seq-1))
+		}
+		says = append(says, "increment "+f.name)
+		next = f.seq + 1
+	}
+	if len(m.incrs) == 0 && m.base != nil {
+		says = append(says, fmt.Sprintf("MISSING increment %d: writes after the base are lost", next))
+	}
+	path := filepath.Join(dir, name+".manifest")
+	if _, err := os.Stat(path); err == nil {
+		kept, err := quarantine(fs, dir, qdir, name+".manifest")
+		if err != nil {
+			return "", fmt.Errorf("keeping the old manifest: %w", err)
+		}
+		says = append(says, "old manifest kept as "+kept)
+	}
+	return strings.Join(says, "\n"), writeFileAtomic(fs, path, m.encode())
 }

@@ -26,18 +26,61 @@ import (
 //	#T <time ms> <db>\r\n                                (more records of
 //	...                                                   the same frame)
 //
-// The checksum is what lets a loader tell a torn tail (the last frame of
-// the last file cut short by a crash: dropped, with a warning) from
-// corruption (a damaged frame with data after it: refused, with the file,
-// the offset and the repair command).
+// The checksum is what lets a loader tell a torn tail from damage
+// (scanIncr, aof_load.go). In the newest increment:
 //
-// Under appendfsync always the file runs on past its last frame in zeros
-// (preallocate, aof.go), which a crash leaves behind:
+//   - frames that end at the end of the file, or where fill runs to the
+//     end, end cleanly;
+//   - a bad frame (a malformed header, a length past the end, a checksum
+//     that does not match) with no valid frame anywhere after it and no
+//     zeros at the end of the file is a torn tail: a crash cut the last
+//     write short, so nothing in it was acknowledged. With
+//     aof-load-truncated yes it is cut off, and the cut bytes are kept in
+//     the quarantine folder;
+//   - anything else is damage, and the load refuses, naming the file and
+//     the offset. A valid frame after a bad one means data in the middle
+//     was lost; zeros at the end mean the disk lost written data (a torn
+//     write ends in fill, or just ends). `redstream aof check DIR --fix`
+//     cuts there, keeping the cut bytes in quarantine.
 //
-//	...#RS 52 1f2e3d4c\r\n<payload>\x00\x00\x00 ... \x00   zero fill to the end
+// In an older increment every bad frame is damage.
 //
-// A zero byte where a frame should start, with only zeros after it, is
-// a clean end of the frames; anything else after zeros is corruption.
+// Under appendfsync always the file runs on past its last frame in fill
+// (preallocate, aof.go), which a crash leaves behind. The fill is the
+// 8-byte pattern "~rsfill\n" repeated and aligned to the file's offsets
+// (the byte at offset o is fillPattern[o%8]), so no frame starts like it,
+// zeros are never mistaken for it, and `tail` shows it for what it is:
+//
+//	...#RS 52 1f2e3d4c\r\n<payload>fill\n~rsfill\n~rsfill\n ...   to the end
+
+// fillPattern is what preallocated space holds, repeated from offset 0.
+const fillPattern = "~rsfill\n"
+
+// fillBuf holds the pattern for a whole chunk from any alignment.
+var fillBuf = func() []byte {
+	b := make([]byte, preallocChunk+len(fillPattern))
+	for i := range b {
+		b[i] = fillPattern[i%len(fillPattern)]
+	}
+	return b
+}()
+
+// fillAt returns the n bytes of fill that belong at offset off
+// (n ≤ preallocChunk).
+func fillAt(off int64, n int) []byte {
+	i := int(off % int64(len(fillPattern)))
+	return fillBuf[i : i+n]
+}
+
+// isFill reports whether b, read from offset off, is fill.
+func isFill(b []byte, off int64) bool {
+	for i, c := range b {
+		if c != fillPattern[(off+int64(i))%int64(len(fillPattern))] {
+			return false
+		}
+	}
+	return true
+}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -100,8 +143,13 @@ func newFrameReader(r io.Reader) *frameReader {
 // valid until the next call.
 func (fr *frameReader) next() ([]server.Record, int64, error) {
 	start := fr.off
-	if b, err := fr.r.Peek(1); err == nil && b[0] == 0 {
-		return nil, start, fr.zeroFill(start)
+	if b, err := fr.r.Peek(1); err == nil && b[0] != '#' {
+		switch {
+		case b[0] == fillPattern[start%int64(len(fillPattern))]:
+			return nil, start, fr.fillToEnd(start)
+		case b[0] == 0:
+			return nil, start, fmt.Errorf("%w: at offset %d: zeros where a frame should start", ErrCorrupt, start)
+		}
 	}
 	header, err := fr.r.ReadSlice('\n')
 	switch {
@@ -139,18 +187,24 @@ func (fr *frameReader) next() ([]server.Record, int64, error) {
 	return recs, start, nil
 }
 
-// zeroFill reads what follows a zero byte where a frame should start:
-// zeros to the end of the file are preallocated space (see preallocate)
-// and end the frames cleanly (io.EOF); anything else there is damage.
-func (fr *frameReader) zeroFill(start int64) error {
-	zeros, err := onlyZeros(fr.r)
-	switch {
-	case err != nil:
-		return err
-	case !zeros:
-		return fmt.Errorf("%w: at offset %d: data after zero fill", ErrCorrupt, start)
+// fillToEnd reads what follows fill where a frame should start: fill to
+// the end of the file is preallocated space (see preallocate) and ends
+// the frames cleanly (io.EOF); anything else there is damage.
+func (fr *frameReader) fillToEnd(start int64) error {
+	buf := make([]byte, 64<<10)
+	for off := start; ; {
+		n, err := fr.r.Read(buf)
+		if !isFill(buf[:n], off) {
+			return fmt.Errorf("%w: at offset %d: data after fill", ErrCorrupt, start)
+		}
+		off += int64(n)
+		if err == io.EOF {
+			return io.EOF
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return io.EOF
 }
 
 // parseFrameHeader parses "#RS <len> <crc>\r\n".

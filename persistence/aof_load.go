@@ -1,8 +1,10 @@
 package persistence
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"log/slog"
 	"os"
@@ -96,39 +98,38 @@ func (a *AOF) diskIncrBytes() int64 {
 func (a *AOF) replayIncr(name string, last bool, apply func(server.Record) error, st *LoadStats, p *progress) (good, dropped int64, err error) {
 	path := filepath.Join(a.opt.Dir, name)
 	f, err := a.fs.OpenFile(path, os.O_RDWR, 0)
-	if errors.Is(err, os.ErrNotExist) && last {
-		return 0, 0, nil // created by OpenAOF but never written
-	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("persistence: opening %s: %w", path, err)
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return 0, 0, err
-	}
-	fr := newFrameReader(f)
-	for {
-		recs, off, err := fr.next()
-		if err == io.EOF {
-			return off, 0, a.cutZeroFill(f, path, off, info.Size())
-		}
-		if err != nil {
-			return a.damaged(f, path, last, off, info.Size(), err)
-		}
+	sc, err := scanIncr(f, last, func(recs []server.Record, off, next int64) error {
 		for _, r := range recs {
 			if err := apply(r); err != nil {
-				return off, 0, fmt.Errorf("persistence: replaying %s at offset %d: %w", path, off, err)
+				return fmt.Errorf("persistence: replaying %s at offset %d: %w", path, off, err)
 			}
 			st.Records++
 		}
-		p.report(st.Bytes+fr.off, st.Records)
+		p.report(st.Bytes+next, st.Records)
+		return nil
+	})
+	switch {
+	case err != nil:
+		return sc.good, 0, err
+	case sc.end == endClean:
+		return sc.good, 0, a.cutFill(f, path, sc.good, sc.size)
+	case sc.end == endTorn && a.opt.Truncate:
+		return sc.good, sc.size - sc.good, a.cutTorn(f, path, sc)
+	case sc.end == endTorn:
+		return sc.good, 0, fmt.Errorf("%w\n  file: %s\n  offset: %d\n  aof-load-truncated is no; to cut the torn tail (kept in quarantine): %s",
+			sc.err, path, sc.good, RepairCommand(a.opt.Dir, a.opt.Name))
 	}
+	return sc.good, 0, fmt.Errorf("%w\n  file: %s\n  offset: %d\n  nothing was changed; to repair, cut the file at that offset "+
+		"(what follows is lost to the server, and kept in quarantine): %s", sc.err, path, sc.good, RepairCommand(a.opt.Dir, a.opt.Name))
 }
 
-// cutZeroFill cuts the preallocated zeros (see preallocate) after the
-// last frame, at off, so that writing resumes right after the data.
-func (a *AOF) cutZeroFill(f File, path string, off, size int64) error {
+// cutFill cuts the preallocated fill (see preallocate) after the last
+// frame, at off, so that writing resumes right after the data.
+func (a *AOF) cutFill(f File, path string, off, size int64) error {
 	if off == size {
 		return nil
 	}
@@ -142,87 +143,205 @@ func (a *AOF) cutZeroFill(f File, path string, off, size int64) error {
 	return nil
 }
 
-// damaged decides what a bad frame at off means: the torn tail of the
-// newest increment is cut off (if allowed); anything else is refused.
-func (a *AOF) damaged(f File, path string, last bool, off, size int64, err error) (int64, int64, error) {
-	torn := last && (errors.Is(err, ErrTruncated) || tailIsLastFrame(f, off, size))
-	if !torn {
-		return off, 0, fmt.Errorf("%w\n  file: %s\n  offset: %d\n  to repair, cut the file at that offset (losing what follows): redstream aof check %s --fix",
-			err, path, off, a.opt.Dir)
+// cutTorn cuts a torn tail off the newest increment, first keeping its
+// bytes (up to the fill after them) in the quarantine folder.
+func (a *AOF) cutTorn(f File, path string, sc incrScan) error {
+	kept, err := keepBytes(a.fs, f, sc.good, sc.tornEnd, a.opt.Quarantine, fmt.Sprintf("%s.torn-at-%d", filepath.Base(path), sc.good))
+	if err != nil {
+		return fmt.Errorf("persistence: keeping the torn tail of %s: %w", path, err)
 	}
-	if !a.opt.Truncate {
-		return off, 0, fmt.Errorf("%w\n  file: %s\n  offset: %d\n  aof-load-truncated is no; to cut the torn tail: redstream aof check %s --fix",
-			err, path, off, a.opt.Dir)
+	if err := f.Truncate(sc.good); err != nil {
+		return fmt.Errorf("persistence: cutting torn tail of %s: %w", path, err)
 	}
-	if terr := f.Truncate(off); terr != nil {
-		return off, 0, fmt.Errorf("persistence: cutting torn tail of %s: %w", path, terr)
-	}
-	if serr := f.Sync(); serr != nil {
-		return off, 0, serr
+	if err := f.Sync(); err != nil {
+		return err
 	}
 	a.opt.Logger.Warn("AOF ends with a torn write (a crash mid-write); cut it off",
-		"file", path, "offset", off, "dropped_bytes", size-off, "reason", err.Error())
-	return off, size - off, nil
+		"file", path, "offset", sc.good, "dropped_bytes", sc.size-sc.good, "kept_in", kept, "reason", sc.err.Error())
+	return nil
 }
 
-// tailIsLastFrame reports whether a corrupt frame at off is the last
-// thing in the file: its declared length reaches the end, or what follows
-// it, or its declared end, is zero fill (a file extended by a crash
-// before its data was written, or preallocated). Then it is a torn write,
-// not damage in the middle.
-func tailIsLastFrame(f File, off, size int64) bool {
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return false
-	}
-	rest := make([]byte, min(size-off, 1<<20))
-	n, _ := io.ReadFull(f, rest)
-	rest = rest[:n]
-	if allZero(rest) {
-		return true
-	}
-	line, _, found := cutLine(rest)
-	if !found {
-		return true // a header line that never ended: cut short
-	}
-	n2, _, ok := parseFrameHeader(append(line, '\r', '\n'))
-	end := off + int64(len(line)+2+n2)
-	return ok && (end >= size || zeroFrom(f, end))
+// incrEnd is how an increment's frames end.
+type incrEnd int
+
+const (
+	endClean   incrEnd = iota // at the end of the file, or where fill runs to it
+	endTorn                   // a torn tail: a crash cut the last write short
+	endDamaged                // anything else
+)
+
+// incrScan is what reading an increment found.
+type incrScan struct {
+	size    int64 // the file's size
+	good    int64 // bytes of whole, valid frames from the start
+	records int64
+	end     incrEnd
+	err     error // why the frames stop, when they do not end cleanly
+	tornEnd int64 // endTorn: where the torn bytes end (fill, if any, runs on from here)
 }
 
-// zeroFrom reports whether f holds only zeros from off to its end: the
-// preallocated space after a frame torn inside it.
-func zeroFrom(f File, off int64) bool {
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return false
+// scanIncr reads an increment's frames from its start, passes each to
+// each (if not nil) with its offset and the next frame's, and judges how
+// they end by the rules in aof_frame.go; last says the increment is the
+// newest. The error is an I/O error, or each's.
+func scanIncr(f File, last bool, each func(recs []server.Record, off, next int64) error) (incrScan, error) {
+	var sc incrScan
+	info, err := f.Stat()
+	if err != nil {
+		return sc, err
 	}
-	zeros, err := onlyZeros(f)
-	return err == nil && zeros
-}
-
-// onlyZeros reads r to its end and reports whether every byte was zero.
-func onlyZeros(r io.Reader) (bool, error) {
-	buf := make([]byte, 64<<10)
+	sc.size = info.Size()
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return sc, err
+	}
+	fr := newFrameReader(f)
 	for {
-		n, err := r.Read(buf)
-		if !allZero(buf[:n]) {
-			return false, nil
+		recs, off, err := fr.next()
+		switch {
+		case err == io.EOF:
+			sc.good = off
+			return sc, nil
+		case errors.Is(err, ErrCorrupt) || errors.Is(err, ErrTruncated):
+			sc.good, sc.err = off, err
+			return sc, judgeDamage(f, last, &sc)
+		case err != nil:
+			return sc, err
 		}
-		if err == io.EOF {
-			return true, nil
+		if each != nil {
+			if err := each(recs, off, fr.off); err != nil {
+				return sc, err
+			}
 		}
-		if err != nil {
-			return false, err
-		}
+		sc.records += int64(len(recs))
 	}
 }
 
-func cutLine(b []byte) (line, rest []byte, found bool) {
-	for i := 0; i+1 < len(b); i++ {
-		if b[i] == '\r' && b[i+1] == '\n' {
-			return b[:i], b[i+2:], true
+// tailCheck is how many bytes at the end of a file judgeDamage looks at
+// for zeros: a torn write ends in fill or in its own bytes, which rarely
+// end in this many zeros.
+const tailCheck = 16
+
+// judgeDamage decides whether the bad frame at sc.good is a torn tail or
+// damage, and says why in sc.err.
+func judgeDamage(f File, last bool, sc *incrScan) error {
+	sc.end = endDamaged
+	if !last {
+		return nil
+	}
+	at, found, err := validFrameAfter(f, sc.good, sc.size)
+	if err != nil {
+		return err
+	}
+	if found {
+		sc.err = fmt.Errorf("%w; a valid frame follows at offset %d, so this is damage, not a torn write", sc.err, at)
+		return nil
+	}
+	n := min(tailCheck, sc.size-sc.good)
+	tail := make([]byte, n)
+	if _, err := f.ReadAt(tail, sc.size-n); err != nil && err != io.EOF {
+		return err
+	}
+	if n > 0 && allZero(tail) {
+		sc.err = fmt.Errorf("%w; the file ends in zeros, where a torn write ends in fill or in its own bytes: "+
+			"the disk lost data that was written", sc.err)
+		return nil
+	}
+	sc.tornEnd, err = fillStart(f, sc.good, sc.size)
+	sc.end = endTorn
+	return err
+}
+
+// validFrameAfter looks for a whole frame with a matching checksum that
+// starts after off: proof that the damage at off is not at the end.
+func validFrameAfter(f io.ReaderAt, off, size int64) (int64, bool, error) {
+	const chunk = 256 << 10
+	magic := []byte("#RS ")
+	buf := make([]byte, chunk+len(magic)-1)
+	for pos := off + 1; pos < size; pos += chunk {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-pos)], pos)
+		if err != nil && err != io.EOF {
+			return 0, false, err
+		}
+		for i := 0; ; {
+			j := bytes.Index(buf[i:n], magic)
+			if j < 0 {
+				break
+			}
+			at := pos + int64(i+j)
+			ok, err := frameAt(f, at, size)
+			if err != nil || ok {
+				return at, ok, err
+			}
+			i += j + 1
 		}
 	}
-	return b, nil, false
+	return 0, false, nil
+}
+
+// frameAt reports whether a whole frame with a matching checksum starts
+// at off.
+func frameAt(f io.ReaderAt, off, size int64) (bool, error) {
+	head := make([]byte, min(maxFrameHeader, size-off))
+	if _, err := f.ReadAt(head, off); err != nil && err != io.EOF {
+		return false, err
+	}
+	end := bytes.Index(head, []byte("\r\n"))
+	if end < 0 {
+		return false, nil
+	}
+	n, sum, ok := parseFrameHeader(head[:end+2])
+	payload := off + int64(end+2)
+	if !ok || payload+int64(n) > size {
+		return false, nil
+	}
+	h := crc32.New(castagnoli)
+	if _, err := io.Copy(h, io.NewSectionReader(f, payload, int64(n))); err != nil {
+		return false, err
+	}
+	return h.Sum32() == sum, nil
+}
+
+// fillStart returns where the fill that runs to the end of the file
+// begins, at or after from (size when it does not end in fill).
+func fillStart(f io.ReaderAt, from, size int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	end := size
+	for end > from {
+		n := min(int64(len(buf)), end-from)
+		b := buf[:n]
+		if _, err := f.ReadAt(b, end-n); err != nil && err != io.EOF {
+			return 0, err
+		}
+		for i := len(b) - 1; i >= 0; i-- {
+			if !isFill(b[i:i+1], end-n+int64(i)) {
+				return end - n + int64(i) + 1, nil
+			}
+		}
+		end -= n
+	}
+	return from, nil
+}
+
+// keepBytes copies bytes [from, to) of src into a new file of qdir named
+// after name (made unique there), durably, and returns its path. Nothing
+// is kept, and "" returned, when the range is empty.
+func keepBytes(fs FS, src io.ReaderAt, from, to int64, qdir, name string) (string, error) {
+	if to <= from {
+		return "", nil
+	}
+	if err := fs.MkdirAll(qdir, 0o755); err != nil {
+		return "", err
+	}
+	dst, err := uniqueName(fs, qdir, name)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(qdir, dst)
+	_, err = writeFileDurably(fs, path, func(w io.Writer) error {
+		_, err := io.Copy(w, io.NewSectionReader(src, from, to-from))
+		return err
+	})
+	return path, err
 }
 
 func allZero(b []byte) bool {

@@ -55,37 +55,47 @@ func (a *AOF) Rotate() (int64, error) {
 	return seq, nil
 }
 
-// rotateFile switches the writer to the next increment: list the new one
-// in the manifest, open it, and close the current one. It reports whether
-// it switched (false: retry on the next tick). Writes wait meanwhile, so
-// it does no more I/O than crash safety needs: under always, every frame
-// of the current file is fsync'd already; under everysec and no, its
-// unsynced tail is fsync'd in the background, as Redis does, rather than
-// holding writes up for as long as a second's worth of data takes.
+// rotateFile switches the writer to the next increment: create it, list
+// it in the manifest, and close the current one. It reports whether it
+// switched (false: retry on the next tick). Every step may be retried and
+// a crash may stop it anywhere: the file exists before any manifest lists
+// it, a retry lists it once, and an empty increment no manifest lists is
+// a leftover the next start can prove (aof_dir.go). Writes wait
+// meanwhile, so it does no more I/O than crash safety needs: under
+// always, every frame of the current file is fsync'd already; under
+// everysec and no, its unsynced tail is fsync'd in the background, as
+// Redis does, rather than holding writes up for as long as a second's
+// worth of data takes.
 func (a *AOF) rotateFile(r rotation) bool {
+	f, err := a.fs.OpenFile(filepath.Join(a.opt.Dir, r.file.name), os.O_CREATE|os.O_WRONLY, 0o644)
+	if err == nil {
+		err = a.fs.SyncDir(a.opt.Dir)
+		if err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		a.rotateFailed(err)
+		return false
+	}
 	a.manifestMu.Lock()
 	m := a.manifest
-	m.incrs = append(slices.Clone(m.incrs), r.file)
-	err := writeFileAtomic(a.fs, a.manifestPath(), m.encode())
+	if m.lastIncr() != r.file {
+		m.incrs = append(slices.Clone(m.incrs), r.file)
+	}
+	err = writeFileAtomic(a.fs, a.manifestPath(), m.encode())
 	if err == nil {
 		a.manifest = m
 	}
 	a.manifestMu.Unlock()
 	if err != nil {
-		a.rotateFailed(err)
-		return false
-	}
-	f, err := a.fs.OpenFile(filepath.Join(a.opt.Dir, r.file.name), os.O_CREATE|os.O_WRONLY, 0o644)
-	if err == nil {
-		err = a.fs.SyncDir(a.opt.Dir)
-	}
-	if err != nil {
+		f.Close()
 		a.rotateFailed(err)
 		return false
 	}
 	a.fileMu.Lock() // no write or fsync may use the old file past here
-	old, oldSize, zeroFilled := a.file, a.size, a.zeroedTo > a.size
-	a.file, a.size, a.zeroedTo, a.cannotZero = f, 0, 0, false
+	old, oldSize, filled := a.file, a.size, a.filledTo > a.size
+	a.file, a.size, a.filledTo, a.cannotFill = f, 0, 0, false
 	a.fileMu.Unlock()
 	a.mu.Lock()
 	unsynced := a.synced < a.written
@@ -93,19 +103,19 @@ func (a *AOF) rotateFile(r rotation) bool {
 	a.rotations = a.rotations[1:]
 	a.notify()
 	a.mu.Unlock()
-	if !unsynced && !zeroFilled {
+	if !unsynced && !filled {
 		old.Close()
 		return true
 	}
 	// In the background, as Redis does with the old file: fsync what
-	// everysec left unsynced, cut preallocated zeros (a loader would skip
-	// them anyway, so a crash before the cut loses nothing).
+	// everysec left unsynced, cut the preallocated fill (a loader would
+	// skip it anyway, so a crash before the cut loses nothing).
 	a.background.Add(1)
 	go func() {
 		defer a.background.Done()
-		if zeroFilled {
+		if filled {
 			if err := old.Truncate(oldSize); err != nil {
-				a.opt.Logger.Warn("AOF: cannot cut the zero fill of the previous increment", "err", err)
+				a.opt.Logger.Warn("AOF: cannot cut the fill of the previous increment", "err", err)
 			}
 		}
 		if err := syncData(old); err != nil {
@@ -230,7 +240,18 @@ func (a *AOF) Rewriting() bool {
 // and renames it, and fsyncs the directory: the file appears whole or
 // not at all. It returns the size written.
 func writeFileDurably(fs FS, path string, write func(w io.Writer) error) (int64, error) {
-	tmp := path + ".tmp"
+	return writeFileVia(fs, path, path+".tmp", write)
+}
+
+// WriteRDBFile writes path (dbfilename) with write through the temporary
+// file tmp, as writeFileDurably does: a crash or an error at any step
+// leaves the old file or the whole new one, and no temporary file.
+func WriteRDBFile(fs FS, path, tmp string, write func(w io.Writer) error) error {
+	_, err := writeFileVia(fs, path, tmp, write)
+	return err
+}
+
+func writeFileVia(fs FS, path, tmp string, write func(w io.Writer) error) (int64, error) {
 	f, err := fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return 0, err

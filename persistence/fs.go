@@ -22,6 +22,7 @@ type FS interface {
 // File is an open file of an FS.
 type File interface {
 	io.Reader
+	io.ReaderAt // a load's look past damage
 	io.Writer
 	io.WriterAt // preallocation's zeros, beyond the data
 	io.Closer

@@ -1,0 +1,135 @@
+package persistence
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// RestoreOptions say where a restore installs an RDB file: the data
+// directory's names, as the server's configuration gives them.
+type RestoreOptions struct {
+	Dir        string // dir
+	DBFilename string // dbfilename
+	AOFDir     string // dir/appenddirname
+	AOFName    string // appendfilename
+	Quarantine string // where replaced files go
+	FS         FS     // nil: the real file system
+}
+
+// Restore installs the RDB file src as the data of a stopped server, so
+// that it starts from exactly that snapshot whether appendonly is on or
+// off: as dbfilename, and as the base of a new AOF (a manifest listing it
+// and one empty increment). The caller must hold the data directory's
+// lock. Nothing is deleted: the dbfilename it replaces and the AOF files
+// the new manifest no longer lists go to the quarantine folder. Each file
+// is replaced by a rename, so a crash at any point leaves the old dump or
+// the new one, and the old AOF or the new one (the manifest's rename
+// decides; the next start quarantines what it no longer lists).
+func Restore(src string, opt RestoreOptions) error {
+	fs := opt.FS
+	if fs == nil {
+		fs = OSFS{}
+	}
+	if err := fs.MkdirAll(opt.Dir, 0o755); err != nil {
+		return err
+	}
+	dump := filepath.Join(opt.Dir, opt.DBFilename)
+	if err := keepCopy(fs, dump, opt.Quarantine); err != nil {
+		return fmt.Errorf("keeping the old %s: %w", opt.DBFilename, err)
+	}
+	if err := copyFileDurably(fs, src, dump); err != nil {
+		return err
+	}
+	return installAOFBase(fs, src, opt)
+}
+
+// installAOFBase makes src the base of a new AOF in opt.AOFDir, numbered
+// after every file there, then moves what the old manifest listed (and
+// the old manifest's copy) into quarantine.
+func installAOFBase(fs FS, src string, opt RestoreOptions) error {
+	if err := fs.MkdirAll(opt.AOFDir, 0o755); err != nil {
+		return err
+	}
+	d, err := scanAOFDir(fs, opt.AOFDir, opt.AOFName)
+	if err != nil {
+		return err
+	}
+	manifestPath := filepath.Join(opt.AOFDir, opt.AOFName+".manifest")
+	old, _, _ := readManifest(fs, manifestPath) // a broken one is replaced all the same
+	seq := max(d.maxSeq+1, old.nextSeq())
+	m := manifest{base: &aofFile{name: baseName(opt.AOFName, seq), seq: seq},
+		incrs: []aofFile{{name: incrName(opt.AOFName, seq), seq: seq}}}
+	if err := copyFileDurably(fs, src, filepath.Join(opt.AOFDir, m.base.name)); err != nil {
+		return err
+	}
+	if err := createEmpty(fs, opt.AOFDir, m.incrs[0].name); err != nil {
+		return err
+	}
+	if err := keepCopy(fs, manifestPath, opt.Quarantine); err != nil {
+		return fmt.Errorf("keeping the old manifest: %w", err)
+	}
+	if err := writeFileAtomic(fs, manifestPath, m.encode()); err != nil {
+		return err
+	}
+	for _, f := range d.data {
+		if _, err := quarantine(fs, opt.AOFDir, opt.Quarantine, f.name); err != nil {
+			return fmt.Errorf("moving the replaced %s into quarantine: %w", f.name, err)
+		}
+	}
+	return nil
+}
+
+// createEmpty creates an empty file in dir and makes its name durable.
+func createEmpty(fs FS, dir, name string) error {
+	f, err := fs.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return fs.SyncDir(dir)
+}
+
+// keepCopy copies path, if it exists, into qdir (a copy, not a move: the
+// file stays in place until a rename replaces it).
+func keepCopy(fs FS, path, qdir string) error {
+	src, err := fs.OpenFile(path, os.O_RDONLY, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if err := fs.MkdirAll(qdir, 0o755); err != nil {
+		return err
+	}
+	name, err := uniqueName(fs, qdir, filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	_, err = writeFileDurably(fs, filepath.Join(qdir, name), func(w io.Writer) error {
+		_, err := io.Copy(w, src)
+		return err
+	})
+	return err
+}
+
+// copyFileDurably copies src over dst through a temporary file: dst is
+// the old file or the whole new one, whenever a crash comes.
+func copyFileDurably(fs FS, src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	_, err = writeFileDurably(fs, dst, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	})
+	return err
+}
