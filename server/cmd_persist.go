@@ -36,6 +36,15 @@ type Persister interface {
 	BackgroundRewriteAOF(freeze func(during func()) *Snapshot) error
 	// Status reports saves and rewrites for LASTSAVE, INFO and the cron.
 	Status() PersistStatus
+	// BeginShutdown stops the background save or rewrite under way
+	// (returning once it is gone, its temporary files with it) and
+	// starts none until AbortShutdown: the shutdown's own save is then
+	// the only writer of the RDB file, and nothing changes the AOF's
+	// files after the server has stopped.
+	BeginShutdown()
+	// AbortShutdown allows background saves and rewrites again, after a
+	// SHUTDOWN whose save failed.
+	AbortShutdown()
 }
 
 // PersistStatus is the state of saves and AOF rewrites.
@@ -152,7 +161,7 @@ func parseSavePoints(s string) ([]savePoint, bool) {
 // grown enough past its last base. Lock should be held.
 func (s *Server) persistCron(now time.Time) {
 	p := s.persist
-	if p == nil {
+	if p == nil || s.stopping {
 		return
 	}
 	st := p.Status()

@@ -485,8 +485,8 @@ func (s *Server) flush(db *DB) {
 }
 
 // shutdownCommand saves first when save points are configured or SAVE is
-// given (never with NOSAVE); if that save fails the server keeps running,
-// unless FORCE. The AOF is flushed and fsync'd by the shutdown itself.
+// given (not with NOSAVE), and refuses to stop if that save fails, unless
+// FORCE. The AOF is flushed and fsync'd by the shutdown itself.
 func shutdownCommand(x *Ctx) {
 	var save, nosave, force bool
 	for _, a := range x.argv[1:] {
@@ -510,12 +510,10 @@ func shutdownCommand(x *Ctx) {
 		x.error(resp.ErrSyntax)
 		return
 	}
-	if points, _ := parseSavePoints(x.s.cfg.Save); !nosave && (save || len(points) > 0) && x.s.persist != nil {
-		if err := x.s.persist.Save(x.s.FreezeLocked(nil)); err != nil && !force {
-			x.s.logger.Error("error trying to save before shutting down", "err", err)
-			x.error("ERR Errors trying to SHUTDOWN. Check logs.")
-			return
-		}
+	points, _ := parseSavePoints(x.s.cfg.Save)
+	if !x.s.shutdownLocked(!nosave && (save || len(points) > 0), force) {
+		x.error("ERR Errors trying to SHUTDOWN. Check logs.")
+		return
 	}
 	x.s.logger.Warn("user requested shutdown", "client", x.c.raddr)
 	select {

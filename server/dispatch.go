@@ -77,6 +77,12 @@ func isClientReply(argv [][]byte) bool {
 // command in MULTI or executes it, then serves the clients it unblocked.
 func (c *Client) dispatch(argv [][]byte) {
 	s := c.s
+	if s.stopping {
+		// The final save is taken: a command run now could be
+		// acknowledged and then lost. Close without answering.
+		c.quit = true
+		return
+	}
 	if isHTTPProbe(argv[0]) {
 		// Redis drops such a client without answering anything of its
 		// pipeline: the replies waiting with this line go too.

@@ -29,7 +29,7 @@ const RedisVersion = "7.4.0"
 type Options struct {
 	Logger     *slog.Logger
 	LogLevel   *slog.LevelVar // the logger's level; CONFIG SET loglevel changes it
-	Log        Log            // where applied writes go to become durable; nil: none
+	Log        Log            // where applied writes go to become durable; nil: none (see SetLog)
 	ConfigFile string         // shown in INFO and the banner
 	// PersistenceInfo supplies INFO persistence's AOF and RDB fields.
 	PersistenceInfo func() []InfoField
@@ -63,6 +63,7 @@ type Server struct {
 	slowlog    slowlog
 	commands   map[string]*Command
 	shutdownBy chan string // receives why the server should stop (SHUTDOWN)
+	stopping   bool        // shutting down: no command runs any more (shutdown.go)
 
 	// Not guarded by mu.
 	logger      *slog.Logger
@@ -78,6 +79,7 @@ type Server struct {
 	conns       sync.WaitGroup
 	closing     atomic.Bool
 	closeOnce   sync.Once
+	serving     atomic.Bool // Serve has started the cron
 	cronDone    chan struct{}
 	limits      atomic.Pointer[connLimits]
 }
@@ -189,7 +191,9 @@ func (s *Server) Addrs() []net.Addr {
 // Serve accepts connections on every listener and runs the background
 // cron until Close. It returns nil after a clean Close.
 func (s *Server) Serve() error {
-	go s.cron()
+	if !s.serving.Swap(true) {
+		go s.cron()
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(s.listeners))
 	for _, ln := range s.listeners {
@@ -246,7 +250,9 @@ func (s *Server) Close(ctx context.Context) error {
 			c.conn.Close()
 		}
 		s.mu.Unlock()
-		<-s.cronDone
+		if s.serving.Swap(true) { // else no cron ever ran: Serve was never called
+			<-s.cronDone
+		}
 	})
 	done := make(chan struct{})
 	go func() { s.conns.Wait(); close(done) }()
