@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,15 +25,18 @@ func aofCommand() *ucli.Command {
 func aofCheckCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "check",
-		Usage:     "validate an AOF directory; with --fix, cut a damaged tail",
+		Usage:     "validate an AOF directory; with --fix, repair it",
 		ArgsUsage: "DIR",
-		Description: "Reads every file the manifest in DIR (the appenddirname directory) lists, as a load would, and\n" +
-			"reports where each stops being valid. With --fix it cuts the first damaged file at the last whole\n" +
-			"frame, after asking (or at once with --yes); everything after that point is lost.",
+		Description: "Checks the AOF in DIR (the appenddirname directory) as a server start would: the manifest\n" +
+			"against the files present, then every file it lists, reporting where each stops being valid.\n" +
+			"With --fix, after asking (or at once with --yes), it rebuilds a lost or wrong manifest from the\n" +
+			"files present, and cuts the first damaged file at its last whole frame. Nothing is deleted: the\n" +
+			"old manifest and the cut bytes are kept in the data directory's quarantine folder. --fix takes\n" +
+			"the data directory's lock (DIR's parent), so it refuses while a server uses it.",
 		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "name", Value: "appendonly.aof", Usage: "appendfilename"},
-			&ucli.BoolFlag{Name: "fix", Usage: "cut the damaged tail"},
-			&ucli.BoolFlag{Name: "yes", Usage: "do not ask before cutting"},
+			&ucli.StringFlag{Name: "name", Value: persistence.DefaultAOFName, Usage: "appendfilename"},
+			&ucli.BoolFlag{Name: "fix", Usage: "rebuild the manifest or cut the damaged tail"},
+			&ucli.BoolFlag{Name: "yes", Usage: "do not ask before changing anything"},
 			&ucli.StringFlag{Name: "progress", Value: "auto", Usage: "auto, bar, lines or off"},
 		},
 		Action: runAOFCheck,
@@ -43,31 +47,31 @@ func runAOFCheck(c *ucli.Context) error {
 	if c.NArg() != 1 {
 		return fmt.Errorf("usage: redstream aof check DIR [--fix] [--yes]")
 	}
-	dir, out := c.Args().First(), c.App.Writer
-	var prog progress = noProgress{}
-	reports, err := persistence.CheckAOF(dir, c.String("name"), func(done, total int64) {
-		if _, ok := prog.(noProgress); ok && done == 0 {
-			prog, _ = newProgress(c.String("progress"), out, total)
+	dir, name := c.Args().First(), c.String("name")
+	if c.Bool("fix") {
+		lock, err := persistence.LockDir(filepath.Dir(filepath.Clean(dir)))
+		if err != nil {
+			return err
 		}
-		prog.set(done)
-	})
-	prog.done()
+		defer lock.Unlock()
+	}
+	reports, err := checkAOF(c, dir, name)
+	if errors.Is(err, persistence.ErrManifest) {
+		if !c.Bool("fix") {
+			return fmt.Errorf("%w\nrun with --fix to rebuild the manifest from the files present", err)
+		}
+		fmt.Fprintf(c.App.Writer, "%v\n", err)
+		if err := rebuildManifest(c, dir, name); err != nil {
+			return err
+		}
+		reports, err = checkAOF(c, dir, name)
+	}
 	if err != nil {
 		return err
 	}
-	var bad *persistence.AOFFileReport
-	for i, r := range reports {
-		status := "ok"
-		if r.Err != nil {
-			status = fmt.Sprintf("DAMAGED at offset %d of %d: %v", r.Good, r.Size, r.Err)
-			if bad == nil {
-				bad = &reports[i]
-			}
-		}
-		fmt.Fprintf(out, "%s\t%s\t%d bytes\t%d records\t%s\n", r.Kind, r.Name, r.Size, r.Records, status)
-	}
+	bad := printReports(c.App.Writer, reports)
 	if bad == nil {
-		fmt.Fprintln(out, "AOF is valid")
+		fmt.Fprintln(c.App.Writer, "AOF is valid")
 		return nil
 	}
 	if !c.Bool("fix") {
@@ -76,7 +80,54 @@ func runAOFCheck(c *ucli.Context) error {
 	return cutDamaged(c, filepath.Join(dir, bad.Name), *bad)
 }
 
-// cutDamaged truncates the damaged file after confirmation.
+func checkAOF(c *ucli.Context, dir, name string) ([]persistence.AOFFileReport, error) {
+	var prog progress = noProgress{}
+	reports, err := persistence.CheckAOF(dir, name, func(done, total int64) {
+		if _, ok := prog.(noProgress); ok && done == 0 {
+			prog, _ = newProgress(c.String("progress"), c.App.Writer, total)
+		}
+		prog.set(done)
+	})
+	prog.done()
+	return reports, err
+}
+
+// printReports prints a line per file and returns the first damaged one.
+func printReports(out io.Writer, reports []persistence.AOFFileReport) *persistence.AOFFileReport {
+	var bad *persistence.AOFFileReport
+	for i, r := range reports {
+		status := "ok"
+		switch {
+		case r.Torn:
+			status = fmt.Sprintf("TORN at offset %d of %d (a crash cut the last write short; a start with "+
+				"aof-load-truncated yes cuts it): %v", r.Good, r.Size, r.Err)
+		case r.Err != nil:
+			status = fmt.Sprintf("DAMAGED at offset %d of %d: %v", r.Good, r.Size, r.Err)
+		}
+		if r.Err != nil && bad == nil {
+			bad = &reports[i]
+		}
+		fmt.Fprintf(out, "%s\t%s\t%d bytes\t%d records\t%s\n", r.Kind, r.Name, r.Size, r.Records, status)
+	}
+	return bad
+}
+
+// rebuildManifest writes a manifest from the files in dir after
+// confirmation.
+func rebuildManifest(c *ucli.Context, dir, name string) error {
+	if !c.Bool("yes") && !confirm(c.App.Reader, c.App.Writer, "Rebuild the manifest from the files present (the old one is kept)? [y/N] ") {
+		return fmt.Errorf("manifest not rebuilt")
+	}
+	says, err := persistence.RebuildManifest(dir, name, quarantineDir(filepath.Dir(filepath.Clean(dir))))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "rebuilt the manifest of %s:\n%s\n", dir, says)
+	return nil
+}
+
+// cutDamaged truncates the damaged file after confirmation, keeping what
+// it cuts in quarantine.
 func cutDamaged(c *ucli.Context, path string, r persistence.AOFFileReport) error {
 	if r.Kind == "base" {
 		return fmt.Errorf("the base snapshot %s is damaged; restore it from a backup (redstream snapshot restore)", r.Name)
@@ -85,10 +136,16 @@ func cutDamaged(c *ucli.Context, path string, r persistence.AOFFileReport) error
 	if !c.Bool("yes") && !confirm(c.App.Reader, c.App.Writer, fmt.Sprintf("Cut %s at offset %d, losing %d bytes? [y/N] ", path, r.Good, lost)) {
 		return fmt.Errorf("not cut")
 	}
-	if err := persistence.CutAOFFile(path, r.Good); err != nil {
+	dataDir := filepath.Dir(filepath.Dir(path))
+	kept, err := persistence.CutAOFFile(path, r.Good, quarantineDir(dataDir))
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "cut %s at offset %d (%d bytes dropped)\n", path, r.Good, lost)
+	fmt.Fprintf(c.App.Writer, "cut %s at offset %d (%d bytes dropped", path, r.Good, lost)
+	if kept != "" {
+		fmt.Fprintf(c.App.Writer, "; the cut bytes are kept in %s", kept)
+	}
+	fmt.Fprintln(c.App.Writer, ")")
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redstream/redstream/persistence"
 	"github.com/redstream/redstream/server"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -34,7 +35,7 @@ func serverCommand() *ucli.Command {
 	}
 }
 
-func runServer(c *ucli.Context) error {
+func runServer(c *ucli.Context) (err error) {
 	cfg, file, err := buildConfig(c)
 	if err != nil {
 		return err
@@ -45,26 +46,39 @@ func runServer(c *ucli.Context) error {
 		return err
 	}
 	defer closeLog()
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return fmt.Errorf("creating data directory: %w", err)
+	defer func() {
+		if err != nil { // the caller prints it too, but logfile may be the only place anyone looks
+			logger.Error("redstream cannot go on", "err", err)
+		}
+	}()
+	// The order matters (DESIGN principle 8): the data directory's lock
+	// before anything in it is read or changed, then the listeners, then
+	// the files. A second server on the same dir, or on a port in use,
+	// stops before it touches a file.
+	lock, err := persistence.LockDir(cfg.Dir)
+	if err != nil {
+		return err
 	}
+	defer lock.Unlock()
 	logger.Info("redstream starting", "version", server.Version, "redis_compat", server.RedisVersion,
 		"pid", os.Getpid(), "config_file", file, "dir", cfg.Dir,
 		"appendonly", cfg.AppendOnly, "appendfsync", cfg.AppendFsync)
-	dur, err := openDurability(cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer dur.close()
+	dur := newDurability(cfg, logger)
 	srv, err := server.New(cfg, server.Options{Logger: logger, LogLevel: level, ConfigFile: file,
-		Log: dur.log(), PersistenceInfo: dur.info, Persister: dur})
+		PersistenceInfo: dur.info, Persister: dur})
 	if err != nil {
-		return err
-	}
-	if err := dur.load(srv); err != nil {
 		return err
 	}
 	if err := srv.Listen(); err != nil {
+		return err
+	}
+	defer srv.Close(context.Background()) // closes the listeners if the load fails
+	if err := dur.open(); err != nil {
+		return err
+	}
+	defer dur.close()
+	srv.SetLog(dur.log())
+	if err := dur.load(srv); err != nil {
 		return err
 	}
 	var addrs []string
@@ -76,22 +90,20 @@ func runServer(c *ucli.Context) error {
 }
 
 // serveUntilStopped serves until SIGTERM/SIGINT or a SHUTDOWN command,
-// then closes the server cleanly.
+// then closes the server cleanly. On a signal the server saves first
+// when save points are set, as Redis does; if that save fails it still
+// stops (the AOF, when on, is closed whole), and the exit status says so.
 func serveUntilStopped(srv *server.Server, dur *durability, logger *slog.Logger) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()
+	var saveErr error
 	select {
 	case sig := <-sigs:
 		logger.Warn("received signal, shutting down", "signal", sig.String())
-		// As Redis does on SIGTERM: save first when save points are set.
-		if dur.cfg.Save != "" {
-			if err := dur.Save(srv.Freeze(nil)); err != nil {
-				logger.Error("error trying to save the DB before shutting down", "err", err)
-			}
-		}
+		saveErr = srv.Shutdown(srv.SaveOnShutdown())
 	case why := <-srv.ShutdownRequested():
 		logger.Warn("shutting down", "reason", why)
 	case err := <-served:
@@ -101,6 +113,12 @@ func serveUntilStopped(srv *server.Server, dur *durability, logger *slog.Logger)
 	defer cancel()
 	if err := srv.Close(ctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := dur.close(); err != nil {
+		return fmt.Errorf("shutdown: closing the AOF: %w", err)
+	}
+	if saveErr != nil {
+		return fmt.Errorf("shutdown: the final save failed: %w", saveErr)
 	}
 	logger.Info("redstream is now ready to exit, bye bye")
 	return nil

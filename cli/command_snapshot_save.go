@@ -91,7 +91,8 @@ func snapshotRestoreCommand() *ucli.Command {
 		ArgsUsage: "FILE",
 		Description: "Checks FILE completely (every key, the checksum), then installs it in DIR as dump.rdb and as the\n" +
 			"base of a fresh append-only file, so the server starts from exactly that snapshot whether\n" +
-			"appendonly is on or off. Refuses to replace existing data unless --force.",
+			"appendonly is on or off. Refuses to replace existing data unless --force; with it, the files it\n" +
+			"replaces are kept in DIR/quarantine. Takes the data directory's lock, so it refuses while a server runs there.",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "dir", Required: true, Usage: "the server's data directory (dir)"},
 			&ucli.StringFlag{Name: "dbfilename", Value: "dump.rdb"},
@@ -111,25 +112,24 @@ func runSnapshotRestore(c *ucli.Context) error {
 	if err := verifyRDB(src); err != nil {
 		return fmt.Errorf("%s is not a sound RDB file: %w", src, err)
 	}
+	lock, err := persistence.LockDir(dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	dump := filepath.Join(dir, c.String("dbfilename"))
 	aofDir := filepath.Join(dir, c.String("appenddirname"))
 	if !c.Bool("force") {
 		for _, p := range []string{dump, aofDir} {
 			if _, err := os.Stat(p); err == nil {
-				return fmt.Errorf("%s already exists; use --force to replace the data in %s", p, dir)
+				return fmt.Errorf("%s already exists; use --force to replace the data in %s (the old files are kept in %s)",
+					p, dir, quarantineDir(dir))
 			}
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := copyFileDurably(src, dump); err != nil {
-		return err
-	}
-	if err := os.RemoveAll(aofDir); err != nil {
-		return err
-	}
-	if err := persistence.InstallRDBAsAOFBase(src, aofDir, c.String("appendfilename")); err != nil {
+	err = persistence.Restore(src, persistence.RestoreOptions{Dir: dir, DBFilename: c.String("dbfilename"),
+		AOFDir: aofDir, AOFName: c.String("appendfilename"), Quarantine: quarantineDir(dir)})
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "restored %s into %s (as %s and as the AOF base in %s)\n", src, dir, dump, aofDir)
@@ -153,34 +153,4 @@ func verifyRDB(path string) error {
 			return err
 		}
 	}
-}
-
-func copyFileDurably(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	tmp := dst + ".restore.tmp"
-	out, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, dst)
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(dst))
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }

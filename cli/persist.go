@@ -22,13 +22,22 @@ import (
 // durability is the persistence layer cli plugs into the server: the AOF
 // (when appendonly is on) as the server's Log, and RDB snapshots as its
 // Persister (SAVE, BGSAVE, save points, BGREWRITEAOF, SHUTDOWN SAVE).
+//
+// Each output file has one writer at a time: saveMu is held by whoever
+// writes dbfilename, and the AOF allows one rewrite. Background saves and
+// rewrites are jobs the shutdown stops and waits for (BeginShutdown)
+// before its own save, and none starts after it.
 type durability struct {
 	cfg    server.Config
 	aof    *persistence.AOF
 	logger *slog.Logger
 	srv    *server.Server
+	saveMu sync.Mutex     // held while dbfilename (through its temp file) is written
+	jobs   sync.WaitGroup // background saves and rewrites under way
 
 	mu             sync.Mutex
+	stopJobs       chan struct{} // closed by BeginShutdown: running jobs give up
+	stopped        bool          // no new job starts (shutting down)
 	saving         bool
 	lastSave       time.Time
 	lastSaveOK     bool
@@ -41,24 +50,40 @@ type durability struct {
 	lastRewriteSec int64
 }
 
-// openDurability opens the AOF (without loading it yet).
-func openDurability(cfg server.Config, logger *slog.Logger) (*durability, error) {
-	d := &durability{cfg: cfg, logger: logger, lastSaveOK: true, rewriteOK: true, lastRewriteSec: -1, lastSaveSecs: -1}
-	if !cfg.AppendOnly {
-		return d, nil
+// errShuttingDown refuses background jobs once the shutdown has begun.
+var errShuttingDown = errors.New("the server is shutting down")
+
+// errJobStopped is what a background job's writes fail with once the
+// shutdown stopped it.
+var errJobStopped = errors.New("stopped by the shutdown")
+
+// newDurability prepares the persistence layer; open opens its files.
+func newDurability(cfg server.Config, logger *slog.Logger) *durability {
+	return &durability{cfg: cfg, logger: logger, lastSaveOK: true, rewriteOK: true, lastRewriteSec: -1,
+		lastSaveSecs: -1, stopJobs: make(chan struct{})}
+}
+
+// quarantineDir is where files are moved instead of being deleted.
+func quarantineDir(dataDir string) string { return filepath.Join(dataDir, "quarantine") }
+
+// open opens the AOF (without loading it yet) when appendonly is on.
+func (d *durability) open() error {
+	if !d.cfg.AppendOnly {
+		return nil
 	}
-	policy, err := persistence.ParseFsyncPolicy(cfg.AppendFsync)
+	policy, err := persistence.ParseFsyncPolicy(d.cfg.AppendFsync)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	d.aof, err = persistence.OpenAOF(persistence.AOFOptions{
-		Dir:      filepath.Join(cfg.Dir, cfg.AppendDirName),
-		Name:     cfg.AppendFileName,
-		Fsync:    policy,
-		Logger:   logger,
-		Truncate: cfg.AOFLoadTruncated,
+		Dir:        filepath.Join(d.cfg.Dir, d.cfg.AppendDirName),
+		Name:       d.cfg.AppendFileName,
+		Fsync:      policy,
+		Logger:     d.logger,
+		Truncate:   d.cfg.AOFLoadTruncated,
+		Quarantine: quarantineDir(d.cfg.Dir),
 	})
-	return d, err
+	return err
 }
 
 // log is the server.Log to plug in (nil when there is none).
@@ -219,71 +244,104 @@ func (d *durability) removeStaleTemps() {
 	}
 }
 
-// saveFile writes snap as dump.rdb, durably and atomically.
-func (d *durability) saveFile(snap *server.Snapshot) error {
-	path := d.rdbPath()
-	tmp := d.tempPath(os.Getpid())
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	err = d.writeRDB(f, snap, false)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(path))
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+// saveFile writes snap as dump.rdb, durably and atomically. Writes fail
+// with errJobStopped once stop is closed.
+func (d *durability) saveFile(snap *server.Snapshot, stop <-chan struct{}) error {
+	d.saveMu.Lock()
+	defer d.saveMu.Unlock()
+	return persistence.WriteRDBFile(persistence.OSFS{}, d.rdbPath(), d.tempPath(os.Getpid()), func(w io.Writer) error {
+		return d.writeRDB(stoppableWriter{w, stop}, snap, false)
+	})
 }
 
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
+// stoppableWriter is a background job's output: once stop is closed,
+// every write fails, so the job ends at its next write.
+type stoppableWriter struct {
+	w    io.Writer
+	stop <-chan struct{}
+}
+
+func (s stoppableWriter) Write(p []byte) (int, error) {
+	select {
+	case <-s.stop:
+		return 0, errJobStopped
+	default:
+		return s.w.Write(p)
 	}
-	defer f.Close()
-	return f.Sync()
 }
 
 // Save writes the RDB file now (SAVE, SHUTDOWN): the caller waits.
 func (d *durability) Save(snap *server.Snapshot) error {
 	start := time.Now()
-	err := d.saveFile(snap)
-	d.saved(snap, start, err, false)
+	err := d.saveFile(snap, nil)
+	d.saved(start, err, false)
 	return err
+}
+
+// startJob registers a background job, unless the shutdown has begun.
+// It returns the channel that tells the job to stop.
+func (d *durability) startJob() (<-chan struct{}, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopped {
+		return nil, errShuttingDown
+	}
+	d.jobs.Add(1)
+	return d.stopJobs, nil
+}
+
+// BeginShutdown stops the background jobs and waits until they are gone.
+func (d *durability) BeginShutdown() {
+	d.mu.Lock()
+	if !d.stopped {
+		d.stopped = true
+		close(d.stopJobs)
+	}
+	d.mu.Unlock()
+	d.jobs.Wait()
+}
+
+// AbortShutdown lets background jobs start again.
+func (d *durability) AbortShutdown() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopped {
+		d.stopped = false
+		d.stopJobs = make(chan struct{})
+	}
 }
 
 // BackgroundSave writes the RDB file from snap in a goroutine (BGSAVE,
 // save points); the server keeps serving meanwhile.
 func (d *durability) BackgroundSave(snap *server.Snapshot) error {
 	d.mu.Lock()
-	if d.saving {
-		d.mu.Unlock()
+	saving := d.saving
+	d.mu.Unlock()
+	if saving {
 		return server.ErrSaveInProgress
 	}
+	stop, err := d.startJob()
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
 	d.saving, d.saveStarted = true, time.Now()
 	d.mu.Unlock()
 	d.logger.Info("background saving started")
 	go func() {
 		start := time.Now()
-		err := d.saveFile(snap)
-		d.saved(snap, start, err, true)
+		err := d.saveFile(snap, stop)
+		d.saved(start, err, true)
+		d.jobs.Done() // before the server's lock: BeginShutdown waits for this with it held
+		if err == nil {
+			d.srv.Saved(snap)
+		}
 	}()
 	return nil
 }
 
-// saved records a save's outcome. Lock must not be held by the caller.
-func (d *durability) saved(snap *server.Snapshot, start time.Time, err error, background bool) {
+// saved records a save's outcome.
+func (d *durability) saved(start time.Time, err error, background bool) {
 	d.mu.Lock()
 	d.lastTry, d.lastSaveOK = time.Now(), err == nil
 	if background {
@@ -300,9 +358,6 @@ func (d *durability) saved(snap *server.Snapshot, start time.Time, err error, ba
 		return
 	}
 	d.logger.Info("DB saved on disk", "file", d.rdbPath(), "seconds", fmt.Sprintf("%.3f", time.Since(start).Seconds()))
-	if background {
-		d.srv.Saved(snap) // takes the server lock; a foreground SAVE's caller accounts for itself
-	}
 }
 
 // BackgroundRewriteAOF freezes a snapshot and starts a new AOF increment
@@ -311,19 +366,28 @@ func (d *durability) BackgroundRewriteAOF(freeze func(during func()) *server.Sna
 	if d.aof == nil {
 		return server.ErrAOFDisabled
 	}
+	if d.aof.Rewriting() {
+		return server.ErrRewriteInProgress
+	}
+	stop, err := d.startJob()
+	if err != nil {
+		return err
+	}
 	var seq int64
 	var rerr error
 	snap := freeze(func() { seq, rerr = d.aof.Rotate() })
-	if errors.Is(rerr, persistence.ErrRewriteInProgress) {
-		return server.ErrRewriteInProgress
-	}
 	if rerr != nil {
+		d.jobs.Done()
+		if errors.Is(rerr, persistence.ErrRewriteInProgress) {
+			return server.ErrRewriteInProgress
+		}
 		return rerr
 	}
 	d.logger.Info("background append only file rewriting started")
 	go func() {
+		defer d.jobs.Done()
 		start := time.Now()
-		err := d.aof.FinishRewrite(seq, func(w io.Writer) error { return d.writeRDB(w, snap, true) })
+		err := d.aof.FinishRewrite(seq, func(w io.Writer) error { return d.writeRDB(stoppableWriter{w, stop}, snap, true) })
 		d.mu.Lock()
 		d.rewriteOK = err == nil
 		d.lastRewriteSec = int64(time.Since(start).Seconds())

@@ -67,9 +67,10 @@ func TestAdminSnapshotAndAOF(t *testing.T) {
 		t.Fatalf("snapshot restore --force: %s", out)
 	}
 	for _, mode := range []string{"yes", "no"} {
-		r := StartServerIn(t, target, "--appendonly", mode).Raw(t).Do("LLEN", "q")
-		if r.Int != 30 {
+		s := StartServerIn(t, target, "--appendonly", mode)
+		if r := s.Raw(t).Do("LLEN", "q"); r.Int != 30 {
 			t.Fatalf("a server with appendonly %s on the restored dir has LLEN %s, want 30", mode, r)
 		}
+		s.Stop() // one server per data directory
 	}
 }

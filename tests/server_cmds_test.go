@@ -725,7 +725,9 @@ func TestServerConfigFile(t *testing.T) {
 // before the file.
 func TestServerConfigFileFlagsFirst(t *testing.T) {
 	dir, path := bbConfFile(t, bbConfText)
-	bbCheckConfigured(t, startProcess(t, dir, []string{"server", "--port", "0", "--dir", dir, path}), "77")
+	first := startProcess(t, dir, []string{"server", "--port", "0", "--dir", dir, path})
+	bbCheckConfigured(t, first, "77")
+	first.Stop() // one server per data directory
 	bbCheckConfigured(t, startProcess(t, dir, []string{"server", "--port", "0", "--dir", dir, "--maxclients", "88", path}), "88")
 }
 
