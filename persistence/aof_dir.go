@@ -64,6 +64,9 @@ func scanAOFDir(fs FS, dir, name string) (aofDir, error) {
 		switch {
 		case strings.HasPrefix(file, name+".") && strings.HasSuffix(file, ".tmp"):
 			d.temps = append(d.temps, file)
+			if seq, _, ok := parseDataName(name, strings.TrimSuffix(file, ".tmp")); ok {
+				d.maxSeq = max(d.maxSeq, seq) // never reuse the name of a file in quarantine
+			}
 		case strings.HasSuffix(file, ".manifest") && file != name+".manifest":
 			d.manifests = append(d.manifests, file)
 		}

@@ -214,11 +214,11 @@ func crashImage(t *testing.T, dir string) string {
 	return img
 }
 
-// TestAOFPreallocatedTail: under always the increment is zero-filled
-// ahead of its data. After a crash the zeros are a clean end, even with
-// aof-load-truncated no, and the load cuts them so writing resumes right
-// after the data; a frame torn inside them is a torn tail; data after
-// zeros is damage; Close leaves the file as long as its data.
+// TestAOFPreallocatedTail: under always the increment is filled ahead of
+// its data. After a crash the fill is a clean end, even with
+// aof-load-truncated no, and the load cuts it so writing resumes right
+// after the data; a frame torn inside it is a torn tail; data after fill
+// is damage; Close leaves the file as long as its data.
 func TestAOFPreallocatedTail(t *testing.T) {
 	a, dir := openTestAOF(t, nil, FsyncAlways)
 	a.Load(nil, nil)
@@ -248,25 +248,25 @@ func TestAOFPreallocatedTail(t *testing.T) {
 		t.Fatalf("after the load the increment is %d bytes, its frames %d", info.Size(), st.Bytes)
 	}
 
-	// A frame torn inside the zeros: the tail is cut, the rest loads.
+	// A frame torn inside the fill: the tail is cut, the rest loads.
 	var frame []byte
 	frame, _ = appendFrame(nil, nil, []server.Record{rec(10, 0, "RPUSH", "q", "torn")})
 	f, _ := os.OpenFile(filepath.Join(torn, name), os.O_WRONLY, 0)
 	f.WriteAt(frame[:len(frame)-4], st.Bytes)
 	f.Close()
 	if _, _, err := replay(t, torn, false); !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrTruncated) {
-		t.Fatalf("torn frame in the zero fill, aof-load-truncated no: err = %v, want a refusal", err)
+		t.Fatalf("torn frame in the fill, aof-load-truncated no: err = %v, want a refusal", err)
 	}
 	if got, st, err := replay(t, torn, true); err != nil || len(got) != 10 || st.DroppedBytes == 0 {
-		t.Fatalf("torn frame in the zero fill: %d records, %d dropped, %v; want 10 and a dropped tail", len(got), st.DroppedBytes, err)
+		t.Fatalf("torn frame in the fill: %d records, %d dropped, %v; want 10 and a dropped tail", len(got), st.DroppedBytes, err)
 	}
 
-	// A whole frame after some zeros: not a crash's doing.
+	// A whole frame after some fill: not a crash's doing.
 	f, _ = os.OpenFile(filepath.Join(damaged, name), os.O_WRONLY, 0)
 	f.WriteAt(frame, st.Bytes+100)
 	f.Close()
 	if _, _, err := replay(t, damaged, true); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("data after zero fill: err = %v, want ErrCorrupt", err)
+		t.Fatalf("data after fill: err = %v, want ErrCorrupt", err)
 	}
 
 	if err := a.Close(); err != nil {
@@ -440,8 +440,9 @@ func FuzzFrameReader(f *testing.F) {
 	f.Add(seed[:len(seed)-3])
 	f.Add([]byte("#RS 5 00000000\r\nhello"))
 	f.Add([]byte("#RS 99999999999 0000000\r\n"))
-	f.Add(append(bytes.Clone(seed), make([]byte, 100)...))                 // preallocated zeros
-	f.Add(append(append(bytes.Clone(seed), make([]byte, 10)...), seed...)) // data after zeros
+	f.Add(append(bytes.Clone(seed), fillAt(int64(len(seed)), 100)...))                 // preallocated fill
+	f.Add(append(append(bytes.Clone(seed), fillAt(int64(len(seed)), 10)...), seed...)) // data after fill
+	f.Add(append(bytes.Clone(seed), make([]byte, 100)...))                             // zeros: damage
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fr := newFrameReader(bytes.NewReader(data))
 		var again, scratch []byte
@@ -458,8 +459,14 @@ func FuzzFrameReader(f *testing.F) {
 		if !bytes.Equal(again, data[:consumed]) {
 			t.Fatalf("accepted frames re-encode differently:\n%q\n%q", again, data[:consumed])
 		}
-		if err == io.EOF && !allZero(data[consumed:]) {
+		if err == io.EOF && !isFill(data[consumed:], consumed) {
 			t.Fatalf("a clean end at %d with data after it: %q", consumed, data[consumed:])
+		}
+		if err == nil || err == io.EOF {
+			return
+		}
+		if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrTruncated) {
+			t.Fatalf("reader error %v is neither ErrCorrupt nor ErrTruncated", err)
 		}
 	})
 }
