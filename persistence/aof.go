@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redstream/redstream/server"
@@ -82,6 +83,10 @@ type AOF struct {
 	appended uint64 // frames queued so far
 	written  uint64 // frames written to the file
 	synced   uint64 // frames fsynced
+	// durableTo is how many frames are durable under the policy (done),
+	// published for Wait's lock-free fast path: every reply that may
+	// show a write waits for it, reads included.
+	durableTo atomic.Uint64
 	err      error  // the last write error; cleared by a successful write
 	failedTo uint64 // frames up to this one were in the write that failed
 	failures int    // write or switch failures so far
@@ -340,6 +345,9 @@ func (a *AOF) Append(recs []server.Record) uint64 {
 // Wait blocks until frame seq is written (and fsynced under always), or
 // returns the write error that keeps it from being so.
 func (a *AOF) Wait(seq uint64) error {
+	if seq <= a.durableTo.Load() {
+		return nil // most readers' case: what they saw is durable already
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for {
@@ -375,6 +383,15 @@ type waiter struct {
 }
 
 var signalPool = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
+
+// publishDurable publishes how far frames are durable. a.mu must be held.
+func (a *AOF) publishDurable() {
+	if a.opt.Fsync == FsyncAlways {
+		a.durableTo.Store(a.synced)
+	} else {
+		a.durableTo.Store(a.written)
+	}
+}
 
 // done reports whether frame seq is durable under the policy. a.mu must
 // be held.
@@ -644,6 +661,7 @@ func (a *AOF) flushOnce() bool {
 	if a.opt.Fsync == FsyncAlways {
 		a.synced = upto
 	}
+	a.publishDurable()
 	a.incrBytes += int64(n)
 	a.curBytes = a.size
 	a.recovered()
@@ -712,6 +730,7 @@ func (a *AOF) syncWritten() {
 	}
 	a.mu.Lock()
 	a.synced = target
+	a.publishDurable()
 	a.notify()
 	a.mu.Unlock()
 }

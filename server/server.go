@@ -56,6 +56,7 @@ type Server struct {
 	log        Log
 	lastTime   int64      // newest record time handed out (ms); keeps time monotonic
 	pending    []Record   // records of the command being executed, logged at commit
+	lastTicket uint64     // the log's newest ticket: what any reply may show (commitBy)
 	ready      []readyKey // keys a write may have made servable to blocked clients
 	served     []*Client  // blocked clients served by the current command
 	replayW    resp.Writer
