@@ -340,8 +340,16 @@ func (d *durability) BackgroundSave(snap *server.Snapshot) error {
 	return nil
 }
 
-// saved records a save's outcome.
+// saved records a save's outcome. A background save the shutdown stopped
+// did not fail: it leaves the last save's status as it was.
 func (d *durability) saved(start time.Time, err error, background bool) {
+	if errors.Is(err, errJobStopped) {
+		d.mu.Lock()
+		d.saving = false
+		d.mu.Unlock()
+		d.logger.Info("background save stopped by the shutdown; its temporary file is removed", "file", d.rdbPath())
+		return
+	}
 	d.mu.Lock()
 	d.lastTry, d.lastSaveOK = time.Now(), err == nil
 	if background {
@@ -388,6 +396,10 @@ func (d *durability) BackgroundRewriteAOF(freeze func(during func()) *server.Sna
 		defer d.jobs.Done()
 		start := time.Now()
 		err := d.aof.FinishRewrite(seq, func(w io.Writer) error { return d.writeRDB(stoppableWriter{w, stop}, snap, true) })
+		if errors.Is(err, errJobStopped) {
+			d.logger.Info("AOF rewrite stopped by the shutdown; the AOF stays as it was")
+			return
+		}
 		d.mu.Lock()
 		d.rewriteOK = err == nil
 		d.lastRewriteSec = int64(time.Since(start).Seconds())
