@@ -87,11 +87,11 @@ type AOF struct {
 	// published for Wait's lock-free fast path: every reply that may
 	// show a write waits for it, reads included.
 	durableTo atomic.Uint64
-	err      error  // the last write error; cleared by a successful write
-	failedTo uint64 // frames up to this one were in the write that failed
-	failures int    // write or switch failures so far
-	closed   bool
-	stats    AOFStats
+	err       error  // the last write error; cleared by a successful write
+	failedTo  uint64 // frames up to this one were in the write that failed
+	failures  int    // write or switch failures so far
+	closed    bool
+	stats     AOFStats
 
 	rotations []rotation // increment switches queued by Rotate, oldest first
 	nextSeq   int64      // sequence number for the next file
