@@ -88,6 +88,7 @@ type AOF struct {
 	// show a write waits for it, reads included.
 	durableTo atomic.Uint64
 	err       error  // the last write error; cleared by a successful write
+	syncErr   error  // the last background fsync error; cleared by a successful one
 	failedTo  uint64 // frames up to this one were in the write that failed
 	failures  int    // write or switch failures so far
 	closed    bool
@@ -162,7 +163,7 @@ func OpenAOF(opt AOFOptions) (*AOF, error) {
 	a := &AOF{opt: opt, fs: opt.FS, kick: make(chan struct{}, 1), arrived: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 	a.cond = sync.NewCond(&a.mu)
 	a.stats.LastWriteOK = true
-	if err := a.fs.MkdirAll(opt.Dir, 0o755); err != nil {
+	if err := mkdirDurable(a.fs, opt.Dir); err != nil {
 		return nil, fmt.Errorf("persistence: creating %s: %w", opt.Dir, err)
 	}
 	d, err := scanAOFDir(a.fs, opt.Dir, opt.Name)
@@ -573,7 +574,10 @@ func (a *AOF) flushAll() {
 func (a *AOF) Err() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.err
+	if a.err != nil {
+		return a.err
+	}
+	return a.syncErr
 }
 
 // Stats returns the AOF's INFO fields.
@@ -639,7 +643,7 @@ func (a *AOF) flushOnce() bool {
 	a.mu.Unlock()
 	a.fileMu.RLock()
 	began := time.Now()
-	n, err := a.file.Write(buf)
+	n, err := a.file.WriteAt(buf, a.size) // at the end of the whole frames, whatever a failed write left
 	switch {
 	case err != nil || a.opt.Fsync != FsyncAlways:
 	case holdP:
@@ -650,7 +654,7 @@ func (a *AOF) flushOnce() bool {
 	took := time.Since(began)
 	a.fileMu.RUnlock()
 	if err != nil {
-		a.failed(buf, upto, n, err)
+		a.failed(buf, n, err)
 		return false
 	}
 	a.size += int64(n)
@@ -673,19 +677,18 @@ func (a *AOF) flushOnce() bool {
 
 // failed handles a write or fsync error: nothing from buf counts as
 // written, the partial write is cut off, and buf goes back to the front of
-// the queue.
-func (a *AOF) failed(buf []byte, upto uint64, n int, err error) {
+// the queue. If the cut fails too, what the write left stays, but harms
+// nothing: the retry writes the same bytes, from the same offset, over it.
+func (a *AOF) failed(buf []byte, n int, err error) {
 	if n > 0 {
 		a.fileMu.RLock()
 		terr := a.file.Truncate(a.size) // the fill goes too
-		if terr == nil {
-			_, terr = a.file.Seek(a.size, io.SeekStart)
-		}
 		a.fileMu.RUnlock()
 		if terr != nil {
 			a.opt.Logger.Error("AOF: cannot cut a partial write", "err", terr)
+		} else {
+			a.filledTo = a.size
 		}
-		a.filledTo = a.size
 	}
 	a.mu.Lock()
 	a.pending = append(buf, a.pending...)
@@ -696,7 +699,10 @@ func (a *AOF) failed(buf []byte, upto uint64, n int, err error) {
 		a.opt.Logger.Error("AOF write failed; refusing writes until it succeeds", "err", err)
 	}
 	a.err = fmt.Errorf("persistence: writing the AOF: %w", err)
-	a.failedTo = upto
+	// Every frame queued now waits behind the failed ones (a file is
+	// written in order), so every wait for them fails now; the writer
+	// retries on its tick. Waiting on instead would retry in a loop.
+	a.failedTo = a.appended
 	a.failures++
 	a.stats.LastWriteOK, a.stats.LastWriteErr = false, err.Error()
 	a.notify()
@@ -713,7 +719,9 @@ func (a *AOF) recovered() {
 	a.stats.CurrentSize = a.size
 }
 
-// syncWritten fsyncs what has been written (everysec and shutdown).
+// syncWritten fsyncs what has been written (everysec and shutdown). A
+// failure is kept in syncErr, which refuses writes (MISCONF, as Redis
+// does when its background fsync fails) until an fsync succeeds.
 func (a *AOF) syncWritten() {
 	a.mu.Lock()
 	target, synced := a.written, a.synced
@@ -724,15 +732,22 @@ func (a *AOF) syncWritten() {
 	a.fileMu.RLock()
 	err := syncData(a.file) // beside the leader's writes: both hold the read lock
 	a.fileMu.RUnlock()
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if err != nil {
-		a.opt.Logger.Error("AOF fsync failed", "err", err)
+		if a.syncErr == nil {
+			a.opt.Logger.Error("AOF fsync failed; refusing writes until one succeeds", "err", err)
+		}
+		a.syncErr = fmt.Errorf("persistence: fsyncing the AOF: %w", err)
 		return
 	}
-	a.mu.Lock()
+	if a.syncErr != nil {
+		a.opt.Logger.Warn("AOF fsync succeeded again; accepting writes")
+	}
+	a.syncErr = nil
 	a.synced = target
 	a.publishDurable()
 	a.notify()
-	a.mu.Unlock()
 }
 
 // Close writes and fsyncs everything queued and closes the file. Appends
@@ -744,8 +759,9 @@ func (a *AOF) Close() error {
 		return nil
 	}
 	a.closed = true
+	started := a.open
 	a.mu.Unlock()
-	if a.file == nil {
+	if !started {
 		return nil
 	}
 	close(a.stop)
@@ -758,6 +774,9 @@ func (a *AOF) Close() error {
 	a.open = false
 	a.notify()
 	err := a.err
+	if err == nil {
+		err = a.syncErr // everysec: the last fsync failed, so the tail may not be on disk
+	}
 	a.mu.Unlock()
 	if a.filledTo > a.size { // leave the file as long as its data
 		if terr := a.file.Truncate(a.size); terr == nil {

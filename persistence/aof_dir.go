@@ -125,7 +125,7 @@ func (m manifest) lastIncrSeq() int64 {
 // quarantine moves dir/file into qdir (created if need be), under a name
 // that does not overwrite anything there, and makes the move durable.
 func quarantine(fs FS, dir, qdir, file string) (string, error) {
-	if err := fs.MkdirAll(qdir, 0o755); err != nil {
+	if err := mkdirDurable(fs, qdir); err != nil {
 		return "", err
 	}
 	dst, err := uniqueName(fs, qdir, file)

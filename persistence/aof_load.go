@@ -329,7 +329,7 @@ func keepBytes(fs FS, src io.ReaderAt, from, to int64, qdir, name string) (strin
 	if to <= from {
 		return "", nil
 	}
-	if err := fs.MkdirAll(qdir, 0o755); err != nil {
+	if err := mkdirDurable(fs, qdir); err != nil {
 		return "", err
 	}
 	dst, err := uniqueName(fs, qdir, name)

@@ -101,6 +101,7 @@ func (a *AOF) rotateFile(r rotation) bool {
 	unsynced := a.synced < a.written
 	a.curBytes = 0
 	a.rotations = a.rotations[1:]
+	a.recovered() // a failed switch's error goes, even with nothing left to write
 	a.notify()
 	a.mu.Unlock()
 	if !unsynced && !filled {
@@ -133,6 +134,10 @@ func (a *AOF) rotateFailed(err error) {
 		a.opt.Logger.Error("AOF: cannot start a new increment; retrying", "err", err)
 	}
 	a.err = fmt.Errorf("persistence: starting a new AOF increment: %w", err)
+	// Every frame queued waits behind the switch: none can be written
+	// until it succeeds, so their waits fail now (the writer retries on
+	// its tick) rather than retry the switch in a loop.
+	a.failedTo = a.appended
 	a.failures++
 	a.stats.LastWriteOK, a.stats.LastWriteErr = false, err.Error()
 	a.notify()
@@ -170,7 +175,9 @@ func (a *AOF) FinishRewrite(seq int64, writeBase func(w io.Writer) error) (err e
 	}
 	a.manifestMu.Unlock()
 	if err != nil {
-		a.fs.Remove(filepath.Join(a.opt.Dir, name))
+		// The new base stays: the failure may have come after the rename
+		// (the directory's fsync), so the manifest on disk may list it.
+		// If it does not, the next start proves it a leftover.
 		return fmt.Errorf("persistence: writing the AOF manifest: %w", err)
 	}
 	a.removeUnlisted(old, m)

@@ -328,6 +328,14 @@ func (f *countingFile) Write(b []byte) (int, error) {
 	return f.File.Write(b)
 }
 
+func (f *countingFile) WriteAt(b []byte, off int64) (int, error) {
+	if f.fs.full.Load() {
+		n, _ := f.File.WriteAt(b[:len(b)/2], off)
+		return n, &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
+	}
+	return f.File.WriteAt(b, off)
+}
+
 // TestAOFGroupCommit: many concurrent appends under appendfsync always
 // share fsyncs, and every one of them is durable when its wait returns.
 func TestAOFGroupCommit(t *testing.T) {

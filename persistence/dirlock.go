@@ -30,7 +30,7 @@ type DirLock struct {
 // LockDir takes dir's lock, creating dir if need be, or fails at once
 // with an error wrapping ErrDirLocked that names the holder's pid.
 func LockDir(dir string) (*DirLock, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := mkdirDurable(OSFS{}, dir); err != nil {
 		return nil, fmt.Errorf("persistence: creating data directory %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, LockFileName)

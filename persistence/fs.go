@@ -1,8 +1,10 @@
 package persistence
 
 import (
+	"errors"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // FS is the file system the AOF uses. Production code uses OSFS; tests
@@ -71,4 +73,26 @@ func writeFileAtomic(fs FS, path string, data []byte) error {
 		return err
 	})
 	return err
+}
+
+// mkdirDurable creates dir, and any parent it lacks, and fsyncs the
+// parent of each directory it creates: a new directory's entry is only
+// durable once its parent is synced, and a power cut that took it away
+// would take every file in it too, fsync'd or not.
+func mkdirDurable(fs FS, dir string) error {
+	dir = filepath.Clean(dir)
+	_, err := fs.ReadDir(dir)
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := mkdirDurable(fs, parent); err != nil {
+			return err
+		}
+	}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return fs.SyncDir(parent)
 }

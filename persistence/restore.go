@@ -33,7 +33,7 @@ func Restore(src string, opt RestoreOptions) error {
 	if fs == nil {
 		fs = OSFS{}
 	}
-	if err := fs.MkdirAll(opt.Dir, 0o755); err != nil {
+	if err := mkdirDurable(fs, opt.Dir); err != nil {
 		return err
 	}
 	dump := filepath.Join(opt.Dir, opt.DBFilename)
@@ -50,7 +50,7 @@ func Restore(src string, opt RestoreOptions) error {
 // after every file there, then moves what the old manifest listed (and
 // the old manifest's copy) into quarantine.
 func installAOFBase(fs FS, src string, opt RestoreOptions) error {
-	if err := fs.MkdirAll(opt.AOFDir, 0o755); err != nil {
+	if err := mkdirDurable(fs, opt.AOFDir); err != nil {
 		return err
 	}
 	d, err := scanAOFDir(fs, opt.AOFDir, opt.AOFName)
@@ -105,7 +105,7 @@ func keepCopy(fs FS, path, qdir string) error {
 		return err
 	}
 	defer src.Close()
-	if err := fs.MkdirAll(qdir, 0o755); err != nil {
+	if err := mkdirDurable(fs, qdir); err != nil {
 		return err
 	}
 	name, err := uniqueName(fs, qdir, filepath.Base(path))
