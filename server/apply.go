@@ -96,25 +96,26 @@ func (s *Server) commit() uint64 { return s.commitBy(nil) }
 // commitBy is commit for client by's commands: the replies of the clients
 // they served go to by to write (handoff.go). Lock should be held.
 //
-// The ticket it returns is the newest one the log has handed out, not
-// only this commit's: a reply may show any write applied before it — a
-// read of a key another client just pushed to — so it leaves only when
+// It returns this commit's own ticket (0: it logged nothing). A reply
+// that shows data waits for more: the newest ticket the log has handed
+// out (seenTicket), since it may show any write applied before it — a
+// read of a key another client just pushed to — so it leaves only once
 // every such write is durable (DESIGN principle 3). That is what Redis
 // does too: every reply of an event-loop turn waits for the turn's fsync.
 func (s *Server) commitBy(by *Client) (ticket uint64) {
 	if len(s.pending) > 0 {
 		s.stats.dirty += int64(len(s.pending))
 		if s.log != nil {
-			s.lastTicket = s.log.Append(s.pending)
+			ticket = s.log.Append(s.pending)
+			s.lastTicket = ticket
 		}
 		clear(s.pending) // drop references to argv buffers
 		s.pending = s.pending[:0]
 	}
-	ticket = s.lastTicket
 	for _, c := range s.served {
 		// A served client's reply waits for this commit, which holds its
 		// own records (the pop that served it): before it, nothing is sent.
-		c.durable = max(c.durable, ticket)
+		c.durable = max(c.durable, s.seenTicket())
 		by.takeReply(c)
 		c.wake()
 	}
@@ -122,3 +123,7 @@ func (s *Server) commitBy(by *Client) (ticket uint64) {
 	s.served = s.served[:0]
 	return ticket
 }
+
+// seenTicket is what a reply that shows data waits for: every write
+// applied so far. Lock should be held.
+func (s *Server) seenTicket() uint64 { return s.lastTicket }

@@ -42,6 +42,7 @@ type Client struct {
 	// Guarded by s.mu.
 	out             resp.Writer // replies not yet written to the connection
 	durable         uint64      // the log ticket the pending replies wait for; 0: none
+	ranCommand      bool        // the batch under way executed a command (its reply may show data)
 	ctx             Ctx
 	db              int
 	name            string
@@ -255,6 +256,12 @@ func (c *Client) runLocked(batch [][][]byte) (n int, ticket uint64) {
 		}
 	}
 	ticket = s.commitBy(c)
+	if c.ranCommand {
+		// A refusal shows no data, so a batch of refusals (MISCONF while
+		// the disk is full) waits for nothing but its own writes.
+		ticket = max(ticket, s.seenTicket())
+		c.ranCommand = false
+	}
 	c.durable = max(c.durable, ticket) // tickets grow: the later covers the earlier
 	return n, ticket
 }

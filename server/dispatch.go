@@ -113,6 +113,7 @@ func (c *Client) dispatch(argv [][]byte) {
 		return
 	}
 	x := c.newCtx(cmd, argv, start)
+	c.ranCommand = true
 	s.execute(x, start)
 	if x.blockKeys != nil {
 		s.blockClient(c, x)
