@@ -125,14 +125,10 @@ func (m manifest) lastIncrSeq() int64 {
 // quarantine moves dir/file into qdir (created if need be), under a name
 // that does not overwrite anything there, and makes the move durable.
 func quarantine(fs FS, dir, qdir, file string) (string, error) {
-	if err := mkdirDurable(fs, qdir); err != nil {
-		return "", err
-	}
-	dst, err := uniqueName(fs, qdir, file)
+	to, err := quarantineSlot(fs, qdir, file)
 	if err != nil {
 		return "", err
 	}
-	to := filepath.Join(qdir, dst)
 	if err := fs.Rename(filepath.Join(dir, file), to); err != nil {
 		return "", err
 	}
@@ -142,10 +138,14 @@ func quarantine(fs FS, dir, qdir, file string) (string, error) {
 	return to, fs.SyncDir(dir)
 }
 
-// uniqueName returns file, or file with a numbered suffix, whichever
-// names nothing in dir yet.
-func uniqueName(fs FS, dir, file string) (string, error) {
-	entries, err := fs.ReadDir(dir)
+// quarantineSlot makes the quarantine folder qdir if need be (durably)
+// and returns a path in it for file: file, or file with a numbered
+// suffix, whichever names nothing there yet.
+func quarantineSlot(fs FS, qdir, file string) (string, error) {
+	if err := mkdirDurable(fs, qdir); err != nil {
+		return "", err
+	}
+	entries, err := fs.ReadDir(qdir)
 	if err != nil {
 		return "", err
 	}
@@ -157,5 +157,5 @@ func uniqueName(fs FS, dir, file string) (string, error) {
 	for i := 1; taken[dst] || taken[dst+".tmp"]; i++ {
 		dst = fmt.Sprintf("%s.%d", file, i)
 	}
-	return dst, nil
+	return filepath.Join(qdir, dst), nil
 }

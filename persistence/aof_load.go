@@ -329,14 +329,10 @@ func keepBytes(fs FS, src io.ReaderAt, from, to int64, qdir, name string) (strin
 	if to <= from {
 		return "", nil
 	}
-	if err := mkdirDurable(fs, qdir); err != nil {
-		return "", err
-	}
-	dst, err := uniqueName(fs, qdir, name)
+	path, err := quarantineSlot(fs, qdir, name)
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(qdir, dst)
 	_, err = writeFileDurably(fs, path, func(w io.Writer) error {
 		_, err := io.Copy(w, io.NewSectionReader(src, from, to-from))
 		return err

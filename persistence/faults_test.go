@@ -470,16 +470,7 @@ func firstLife(t *testing.T, policy FsyncPolicy) *memFS {
 	t.Helper()
 	mem := newMemFS()
 	mem.mkdirDurable(fDataDir)
-	a, err := OpenAOF(testAOFOptions(mem, policy, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Load(nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
+	a := startTestAOF(t, mem, policy)
 	for i := range wlFirstLife {
 		if err := a.Wait(a.Append(qrec(i))); err != nil {
 			t.Fatal(err)
@@ -1219,16 +1210,7 @@ func TestRestoreFaults(t *testing.T) {
 func TestAOFFaultsRotateThenIdle(t *testing.T) {
 	start := firstLife(t, FsyncAlways)
 	ffs := &faultFS{fs: start.crash(crashKill), rules: []*faultRule{{match: opIs(opOpen, fName+".2.incr.aof"), nth: 1}}}
-	a, err := OpenAOF(testAOFOptions(ffs, FsyncAlways, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Load(nil, applyTestRecord(new([]int))); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
+	a := startTestAOF(t, ffs, FsyncAlways)
 	defer a.Close()
 	if _, err := a.Rotate(); err != nil {
 		t.Fatal(err)
@@ -1255,16 +1237,7 @@ func TestAOFFaultsRotateThenIdle(t *testing.T) {
 func TestAOFFaultsNewDirPowerCut(t *testing.T) {
 	mem := newMemFS()
 	mem.mkdirDurable(fDataDir)
-	a, err := OpenAOF(testAOFOptions(mem, FsyncAlways, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Load(nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
+	a := startTestAOF(t, mem, FsyncAlways)
 	if err := a.Wait(a.Append(qrec(0))); err != nil {
 		t.Fatal(err)
 	}
@@ -1301,16 +1274,7 @@ func TestAOFFaultsCloseDuringSwitch(t *testing.T) {
 	start := firstLife(t, FsyncAlways)
 	mem := start.crash(crashKill)
 	g := &gateFS{FS: mem, at: fName + ".2.incr.aof", reached: make(chan struct{}), release: make(chan struct{})}
-	a, err := OpenAOF(testAOFOptions(g, FsyncAlways, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Load(nil, applyTestRecord(new([]int))); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
+	a := startTestAOF(t, g, FsyncAlways)
 	if _, err := a.Rotate(); err != nil { // the writer starts the switch, and stops at the gate
 		t.Fatal(err)
 	}
@@ -1345,16 +1309,7 @@ func TestAOFFaultsCloseFsyncFails(t *testing.T) {
 	mem := start.crash(crashKill)
 	var closing atomic.Bool
 	ffs := &faultFS{fs: mem, rules: []*faultRule{{nth: 1, match: func(k opKind, _ string) bool { return k == opSync && closing.Load() }}}}
-	a, err := OpenAOF(testAOFOptions(ffs, FsyncEverysec, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Load(nil, applyTestRecord(new([]int))); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
+	a := startTestAOF(t, ffs, FsyncEverysec)
 	want := seq(0, wlFirstLife+3)
 	for _, i := range want[wlFirstLife:] {
 		if err := a.Wait(a.Append(qrec(i))); err != nil {
@@ -1382,16 +1337,7 @@ func TestAOFFaultsCloseFsyncFails(t *testing.T) {
 func TestAOFFaultsSwitchKeepsFailing(t *testing.T) {
 	start := firstLife(t, FsyncAlways)
 	ffs := &faultFS{fs: start.crash(crashKill), rules: []*faultRule{{match: opIs(opOpen, fName+".2.incr.aof"), nth: 1, die: true}}}
-	a, err := OpenAOF(testAOFOptions(ffs, FsyncAlways, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Load(nil, applyTestRecord(new([]int))); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
+	a := startTestAOF(t, ffs, FsyncAlways)
 	if _, err := a.Rotate(); err != nil {
 		t.Fatal(err)
 	}
@@ -1410,4 +1356,21 @@ func TestAOFFaultsSwitchKeepsFailing(t *testing.T) {
 	if !ffs.unstick() {
 		t.Fatal("still hung once the disk works again")
 	}
+}
+
+// startTestAOF opens, loads (checking what it holds parses) and starts
+// the AOF on fs, failing the test if any step fails.
+func startTestAOF(t *testing.T, fs FS, policy FsyncPolicy) *AOF {
+	t.Helper()
+	a, err := OpenAOF(testAOFOptions(fs, policy, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Load(nil, applyTestRecord(new([]int))); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

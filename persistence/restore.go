@@ -105,14 +105,11 @@ func keepCopy(fs FS, path, qdir string) error {
 		return err
 	}
 	defer src.Close()
-	if err := mkdirDurable(fs, qdir); err != nil {
-		return err
-	}
-	name, err := uniqueName(fs, qdir, filepath.Base(path))
+	kept, err := quarantineSlot(fs, qdir, filepath.Base(path))
 	if err != nil {
 		return err
 	}
-	_, err = writeFileDurably(fs, filepath.Join(qdir, name), func(w io.Writer) error {
+	_, err = writeFileDurably(fs, kept, func(w io.Writer) error {
 		_, err := io.Copy(w, src)
 		return err
 	})
