@@ -199,20 +199,17 @@ func (d *durability) writeRDB(w io.Writer, snap *server.Snapshot, aofBase bool) 
 	}
 	var dbs []persistence.DB
 	for _, sdb := range snap.DBs {
-		if len(sdb.Entries) == 0 {
-			continue
-		}
-		dbs = append(dbs, persistence.DB{ID: sdb.Index, Keys: uint64(len(sdb.Entries)), Expires: uint64(sdb.Expires),
-			Entries: snapshotEntries(sdb)})
+		dbs = append(dbs, persistence.DB{ID: sdb.Index, Keys: uint64(sdb.Keys), Expires: uint64(sdb.Expires),
+			Entries: snapshotEntries(snap, sdb.Index)})
 	}
 	return persistence.Encode(w, opt, dbs)
 }
 
-func snapshotEntries(sdb server.SnapshotDB) iter.Seq2[*persistence.Entry, error] {
+func snapshotEntries(snap *server.Snapshot, db int) iter.Seq2[*persistence.Entry, error] {
 	return func(yield func(*persistence.Entry, error) bool) {
-		for _, se := range sdb.Entries {
+		for se := range snap.Entries(db) {
 			v, err := toRDBValue(se.Value)
-			e := &persistence.Entry{DB: sdb.Index, Key: []byte(se.Key), Value: v, ExpireAt: se.ExpireAt, HasExpire: se.ExpireAt != 0}
+			e := &persistence.Entry{DB: db, Key: []byte(se.Key), Value: v, ExpireAt: se.ExpireAt, HasExpire: se.ExpireAt != 0}
 			if !yield(e, err) || err != nil {
 				return
 			}
@@ -329,6 +326,7 @@ func (d *durability) BackgroundSave(snap *server.Snapshot) error {
 	d.mu.Unlock()
 	d.logger.Info("background saving started")
 	go func() {
+		defer snap.Close() // a save that stops early must release the writers
 		start := time.Now()
 		err := d.saveFile(snap, stop)
 		d.saved(start, err, true)
@@ -394,6 +392,7 @@ func (d *durability) BackgroundRewriteAOF(freeze func(during func()) *server.Sna
 	d.logger.Info("background append only file rewriting started")
 	go func() {
 		defer d.jobs.Done()
+		defer snap.Close() // a rewrite that stops early must release the writers
 		start := time.Now()
 		err := d.aof.FinishRewrite(seq, func(w io.Writer) error { return d.writeRDB(stoppableWriter{w, stop}, snap, true) })
 		if errors.Is(err, errJobStopped) {

@@ -40,9 +40,10 @@ type Client struct {
 	deadlineSet bool
 
 	// Guarded by s.mu.
-	out             resp.Writer // replies not yet written to the connection
-	durable         uint64      // the log ticket the pending replies wait for; 0: none
-	ranCommand      bool        // the batch under way executed a command (its reply may show data)
+	out             resp.Writer      // replies not yet written to the connection
+	durable         uint64           // the log ticket the pending replies wait for; 0: none
+	ranCommand      bool             // the batch under way executed a command (its reply may show data)
+	shutdown        *shutdownRequest // a SHUTDOWN to carry out once the batch lets the lock go
 	ctx             Ctx
 	db              int
 	name            string
@@ -220,6 +221,9 @@ func (c *Client) run(batch [][][]byte) bool {
 		if len(c.deliveries) > 0 {
 			c.deliver(ticket)
 		}
+		if c.shutdown != nil {
+			c.shutdownNow()
+		}
 		if c.quit {
 			c.flush()
 			return false
@@ -251,7 +255,7 @@ func (c *Client) runLocked(batch [][][]byte) (n int, ticket uint64) {
 	for _, argv := range batch {
 		c.process(argv)
 		n++
-		if c.blocked != nil || c.quit {
+		if c.blocked != nil || c.quit || c.shutdown != nil {
 			break
 		}
 	}

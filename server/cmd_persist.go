@@ -74,7 +74,7 @@ func saveCommand(x *Ctx) {
 		x.error("ERR Background save already in progress")
 		return
 	}
-	snap := x.s.FreezeLocked(nil)
+	snap := x.s.FreezeHeld()
 	if err := p.Save(snap); err != nil {
 		x.s.logger.Error("SAVE failed", "err", err)
 		x.error("ERR")
@@ -84,9 +84,43 @@ func saveCommand(x *Ctx) {
 	x.w.OK()
 }
 
+// One background job at a time, as Redis runs one child at a time: a
+// BGSAVE asked during a rewrite (with SCHEDULE, or inside MULTI) and a
+// BGREWRITEAOF asked during a save are scheduled, and the cron starts
+// them when the running one is done. A snapshot is walked beside the
+// server (snapshot.go), and only one can be.
+
+// persistBusy reports whether a background save or rewrite runs. Lock
+// should be held.
+func (s *Server) persistBusy(st PersistStatus) bool {
+	return st.Saving || st.Rewriting || s.snap != nil
+}
+
+// startBackgroundSave freezes a snapshot and hands it to the persister.
+// Lock should be held.
+func (s *Server) startBackgroundSave() error {
+	snap := s.FreezeLocked(nil)
+	if err := s.persist.BackgroundSave(snap); err != nil {
+		snap.closeLocked()
+		return err
+	}
+	return nil
+}
+
+// startRewrite has the persister freeze a snapshot and rewrite the AOF
+// from it. Lock should be held.
+func (s *Server) startRewrite() error {
+	err := s.persist.BackgroundRewriteAOF(s.FreezeLocked)
+	if err != nil && s.snap != nil {
+		s.snap.closeLocked() // frozen for a rewrite that did not start
+	}
+	return err
+}
+
 func bgsaveCommand(x *Ctx) {
 	p := x.s.persist
-	if len(x.argv) > 2 || (len(x.argv) == 2 && !strings.EqualFold(x.arg(1), "schedule")) {
+	schedule := len(x.argv) == 2 && strings.EqualFold(x.arg(1), "schedule")
+	if len(x.argv) > 2 || (len(x.argv) == 2 && !schedule) {
 		x.error(resp.ErrSyntax)
 		return
 	}
@@ -94,15 +128,25 @@ func bgsaveCommand(x *Ctx) {
 		x.error("ERR no persistence configured")
 		return
 	}
-	if p.Status().Saving {
+	st := p.Status()
+	switch {
+	case st.Saving:
 		x.error("ERR Background save already in progress")
-		return
+	case x.s.persistBusy(st) || x.inExec:
+		if !schedule && !x.inExec {
+			x.error("ERR Another child process is active (AOF?): can't BGSAVE right now. " +
+				"Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
+			return
+		}
+		x.s.bgsaveScheduled = true
+		x.w.Status("Background saving scheduled")
+	default:
+		if err := x.s.startBackgroundSave(); err != nil {
+			x.error("ERR " + err.Error())
+			return
+		}
+		x.w.Status("Background saving started")
 	}
-	if err := p.BackgroundSave(x.s.FreezeLocked(nil)); err != nil {
-		x.error("ERR " + err.Error())
-		return
-	}
-	x.w.Status("Background saving started")
 }
 
 func lastsaveCommand(x *Ctx) {
@@ -119,13 +163,20 @@ func bgrewriteaofCommand(x *Ctx) {
 		x.error("ERR no persistence configured")
 		return
 	}
-	err := p.BackgroundRewriteAOF(x.s.FreezeLocked)
+	st := p.Status()
 	switch {
-	case errors.Is(err, ErrRewriteInProgress):
+	case !st.AOFEnabled:
+		x.error("ERR " + ErrAOFDisabled.Error())
+	case st.Rewriting:
 		x.error("ERR Background append only file rewriting already in progress")
-	case err != nil:
-		x.error("ERR " + err.Error())
+	case x.s.persistBusy(st) || x.inExec:
+		x.s.rewriteScheduled = true
+		x.w.Status("Background append only file rewriting scheduled")
 	default:
+		if err := x.s.startRewrite(); err != nil {
+			x.error("ERR " + err.Error())
+			return
+		}
 		x.w.Status("Background append only file rewriting started")
 	}
 }
@@ -165,23 +216,42 @@ func (s *Server) persistCron(now time.Time) {
 		return
 	}
 	st := p.Status()
-	if !st.Saving && s.stats.dirty > 0 && (st.LastSaveOK || now.Sub(st.LastSaveTry) > 5*time.Second) {
+	if s.persistBusy(st) {
+		return
+	}
+	switch {
+	case s.rewriteScheduled:
+		s.rewriteScheduled = false
+		s.logger.Info("starting the scheduled AOF rewrite")
+		if err := s.startRewrite(); err != nil {
+			s.logger.Warn("AOF rewrite did not start", "err", err)
+		}
+		return
+	case s.bgsaveScheduled:
+		s.bgsaveScheduled = false
+		s.logger.Info("starting the scheduled background save")
+		if err := s.startBackgroundSave(); err != nil {
+			s.logger.Warn("background save did not start", "err", err)
+		}
+		return
+	}
+	if s.stats.dirty > 0 && (st.LastSaveOK || now.Sub(st.LastSaveTry) > 5*time.Second) {
 		points, _ := parseSavePoints(s.cfg.Save)
 		for _, sp := range points {
 			if s.stats.dirty >= sp.changes && now.Sub(st.LastSave) >= time.Duration(sp.seconds)*time.Second {
 				s.logger.Info("save point reached; saving in the background", "changes", s.stats.dirty, "seconds", sp.seconds)
-				if err := p.BackgroundSave(s.FreezeLocked(nil)); err != nil {
+				if err := s.startBackgroundSave(); err != nil {
 					s.logger.Warn("background save did not start", "err", err)
 				}
-				break
+				return
 			}
 		}
 	}
-	if st.AOFEnabled && !st.Rewriting && s.cfg.AutoAOFRewritePercentage > 0 && st.AOFSize > s.cfg.AutoAOFRewriteMinSize {
+	if st.AOFEnabled && s.cfg.AutoAOFRewritePercentage > 0 && st.AOFSize > s.cfg.AutoAOFRewriteMinSize {
 		base := max(st.AOFBase, 1)
 		if growth := (st.AOFSize - base) * 100 / base; growth >= s.cfg.AutoAOFRewritePercentage {
 			s.logger.Info("starting automatic AOF rewrite", "growth_percent", growth, "size", st.AOFSize)
-			if err := p.BackgroundRewriteAOF(s.FreezeLocked); err != nil {
+			if err := s.startRewrite(); err != nil {
 				s.logger.Warn("AOF rewrite did not start", "err", err)
 			}
 		}

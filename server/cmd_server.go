@@ -511,16 +511,9 @@ func shutdownCommand(x *Ctx) {
 		return
 	}
 	points, _ := parseSavePoints(x.s.cfg.Save)
-	if !x.s.shutdownLocked(!nosave && (save || len(points) > 0), force) {
-		x.error("ERR Errors trying to SHUTDOWN. Check logs.")
-		return
-	}
-	x.s.logger.Warn("user requested shutdown", "client", x.c.raddr)
-	select {
-	case x.s.shutdownBy <- "SHUTDOWN command from " + x.c.raddr:
-	default:
-	}
-	x.c.quit = true
+	// Carried out once the batch lets the lock go (shutdown.go); the
+	// reply, if any, comes from there.
+	x.c.shutdown = &shutdownRequest{save: !nosave && (save || len(points) > 0), force: force}
 }
 
 func slowlogGetCommand(x *Ctx) {

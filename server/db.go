@@ -10,10 +10,12 @@ import (
 
 // Object is one value in the keyspace.
 type Object struct {
-	value    any   // []byte: string; *listpack.Quicklist: list
-	expireAt int64 // unix ms; 0 = no expiry. Mirrored in DB.expires.
-	access   int64 // last access, unix ms (OBJECT IDLETIME)
-	rawStr   bool  // a string changed in place (APPEND): encoding "raw"
+	value    any    // []byte: string; *listpack.Quicklist: list
+	expireAt int64  // unix ms; 0 = no expiry. Mirrored in DB.expires.
+	access   int64  // last access, unix ms (OBJECT IDLETIME)
+	ver      uint32 // Server.epoch at its last write: a snapshot older than that has its value already (snapshot.go)
+	seen     uint32 // the epoch of the last snapshot that took its value
+	rawStr   bool   // a string changed in place (APPEND): encoding "raw"
 }
 
 // DB is one numbered database: a map from key to object, plus what
@@ -74,6 +76,7 @@ func (db *DB) Len() int { return len(db.keys) }
 
 // insert adds a key that does not exist. Lock should be held.
 func (db *DB) insert(key string, o *Object) {
+	o.ver = db.s.epoch // made after any snapshot being walked: not in it
 	db.keys[key] = o
 	db.order.ReplaceOrInsert(scanEntry{db.hash(key), key})
 	if o.expireAt != 0 {
@@ -88,6 +91,7 @@ func (db *DB) remove(key string) *Object {
 	if o == nil {
 		return nil
 	}
+	db.s.willChange(db, key, o)
 	delete(db.keys, key)
 	db.order.Delete(scanEntry{db.hash(key), key})
 	if o.expireAt != 0 {
@@ -123,6 +127,11 @@ func (x *Ctx) lookup(key []byte) *Object {
 	}
 	if x.c == nil || !x.c.noTouch || x.cmd.Name == "touch" { // TOUCH touches even under NO-TOUCH
 		o.access = x.now
+	}
+	if x.cmd != nil && x.cmd.Flags&FlagWrite != 0 {
+		// A write command may change what it looks up, in place: a
+		// snapshot being walked takes the value first.
+		x.s.willChange(x.db, string(key), o)
 	}
 	return o
 }

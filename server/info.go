@@ -163,6 +163,13 @@ func infoPersistence(s *Server, b *strings.Builder) {
 		return
 	}
 	for _, f := range s.persistInfo() {
+		switch f.Name {
+		case "aof_rewrite_scheduled": // the server schedules; the persister only runs
+			f.Value = 0
+			if s.rewriteScheduled {
+				f.Value = 1
+			}
+		}
 		field(b, f.Name, f.Value)
 	}
 }

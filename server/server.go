@@ -54,17 +54,21 @@ type Server struct {
 	dbs        []*DB
 	clients    map[int64]*Client
 	log        Log
-	lastTime   int64      // newest record time handed out (ms); keeps time monotonic
-	pending    []Record   // records of the command being executed, logged at commit
-	lastTicket uint64     // the log's newest ticket: what any reply may show (commitBy)
-	ready      []readyKey // keys a write may have made servable to blocked clients
-	served     []*Client  // blocked clients served by the current command
-	replayW    resp.Writer
-	stats      stats
-	slowlog    slowlog
-	commands   map[string]*Command
-	shutdownBy chan string // receives why the server should stop (SHUTDOWN)
-	stopping   bool        // shutting down: no command runs any more (shutdown.go)
+	lastTime   int64     // newest record time handed out (ms); keeps time monotonic
+	pending    []Record  // records of the command being executed, logged at commit
+	lastTicket uint64    // the log's newest ticket: what any reply may show (commitBy)
+	epoch      uint32    // bumped by each snapshot; objects carry the one of their last write
+	snap       *Snapshot // the snapshot being walked, if any (snapshot.go)
+	// A BGSAVE or BGREWRITEAOF asked while the other runs (cmd_persist.go).
+	bgsaveScheduled, rewriteScheduled bool
+	ready                             []readyKey // keys a write may have made servable to blocked clients
+	served                            []*Client  // blocked clients served by the current command
+	replayW                           resp.Writer
+	stats                             stats
+	slowlog                           slowlog
+	commands                          map[string]*Command
+	shutdownBy                        chan string // receives why the server should stop (SHUTDOWN)
+	stopping                          bool        // shutting down: no command runs any more (shutdown.go)
 
 	// Not guarded by mu.
 	logger      *slog.Logger
@@ -112,6 +116,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		persistInfo: opts.PersistenceInfo,
 		persist:     opts.Persister,
 		runID:       newRunID(),
+		epoch:       1, // never 0: an object's seen is 0 until a snapshot takes it
 		started:     time.Now(),
 		cronDone:    make(chan struct{}),
 	}

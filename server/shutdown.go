@@ -5,12 +5,25 @@ package server
 // file; the final save runs with the lock held, so no write lands after
 // it; and from the same hold of the lock on, no command runs, so nothing
 // is acknowledged that the save (or the AOF's close) does not hold.
+//
+// Stopping the background jobs waits for them, and a background save's
+// walk takes the lock a chunk at a time (snapshot.go): so that wait is
+// made without the lock. SHUTDOWN therefore does its work after its batch
+// has let the lock go (Client.shutdownNow), not in its handler.
+
+// shutdownRequest is a SHUTDOWN waiting to be carried out.
+type shutdownRequest struct {
+	save, force bool
+}
 
 // Shutdown prepares the server to stop on a signal: it stops background
 // saves and rewrites, saves when save is set, and runs no command from
 // then on. The caller then calls Close. It stops even when the save
 // fails, and returns that error so the process can exit non-zero.
 func (s *Server) Shutdown(save bool) error {
+	if s.persist != nil {
+		s.persist.BeginShutdown()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	err := s.finalSave(save)
@@ -18,31 +31,41 @@ func (s *Server) Shutdown(save bool) error {
 	return err
 }
 
-// shutdownLocked is SHUTDOWN's part of Shutdown: when the save fails and
-// force is not set, it changes nothing (background jobs may start again)
-// and reports false. Lock should be held.
-func (s *Server) shutdownLocked(save, force bool) bool {
-	if err := s.finalSave(save); err != nil && !force {
+// shutdownNow carries out c's SHUTDOWN: when the save fails and FORCE
+// was not given, nothing changes (background jobs may start again) and
+// c gets Redis's error; otherwise the server stops running commands, the
+// owner is told to stop it, and c is closed.
+func (c *Client) shutdownNow() {
+	req, s := c.shutdown, c.s
+	c.shutdown = nil
+	if s.persist != nil {
+		s.persist.BeginShutdown()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.finalSave(req.save); err != nil && !req.force {
 		s.persist.AbortShutdown()
-		return false
+		c.out.Error("ERR Errors trying to SHUTDOWN. Check logs.")
+		return
 	}
 	s.stopping = true
-	return true
+	s.logger.Warn("user requested shutdown", "client", c.raddr)
+	select {
+	case s.shutdownBy <- "SHUTDOWN command from " + c.raddr:
+	default:
+	}
+	c.quit = true
 }
 
-// finalSave stops background persistence and, when save is set, writes
-// the RDB file. Lock should be held.
+// finalSave writes the RDB file, when save is set, from the keyspace as
+// it is: the lock is held from the snapshot to the end of the file. Lock
+// should be held, and background jobs stopped.
 func (s *Server) finalSave(save bool) error {
-	p := s.persist
-	if p == nil {
+	if !save || s.persist == nil {
 		return nil
 	}
-	p.BeginShutdown()
-	if !save {
-		return nil
-	}
-	snap := s.FreezeLocked(nil)
-	if err := p.Save(snap); err != nil {
+	snap := s.FreezeHeld()
+	if err := s.persist.Save(snap); err != nil {
 		s.logger.Error("error trying to save the DB before shutting down", "err", err)
 		return err
 	}

@@ -10,8 +10,9 @@ import (
 // callsPersister records the Persister calls the server makes, in order,
 // and says a rewrite is due (the AOF has grown far past its base).
 type callsPersister struct {
-	calls   []string
-	saveErr error
+	calls             []string
+	saveErr           error
+	saving, rewriting bool // what Status reports
 }
 
 func (p *callsPersister) Save(*Snapshot) error {
@@ -19,18 +20,23 @@ func (p *callsPersister) Save(*Snapshot) error {
 	return p.saveErr
 }
 
-func (p *callsPersister) BackgroundSave(*Snapshot) error {
+// The background jobs end at once: the snapshot is closed (with the
+// lock held, as the persister is called).
+func (p *callsPersister) BackgroundSave(snap *Snapshot) error {
 	p.calls = append(p.calls, "BackgroundSave")
+	snap.closeLocked()
 	return nil
 }
 
-func (p *callsPersister) BackgroundRewriteAOF(func(func()) *Snapshot) error {
+func (p *callsPersister) BackgroundRewriteAOF(freeze func(func()) *Snapshot) error {
 	p.calls = append(p.calls, "BackgroundRewriteAOF")
+	freeze(nil).closeLocked()
 	return nil
 }
 
 func (p *callsPersister) Status() PersistStatus {
-	return PersistStatus{LastSaveOK: true, LastSave: time.Now(), AOFEnabled: true, AOFBase: 1, AOFSize: 1 << 40}
+	return PersistStatus{LastSaveOK: true, LastSave: time.Now(), AOFEnabled: true, AOFBase: 1, AOFSize: 1 << 40,
+		Saving: p.saving, Rewriting: p.rewriting}
 }
 
 func (p *callsPersister) BeginShutdown() { p.calls = append(p.calls, "BeginShutdown") }
@@ -63,21 +69,89 @@ func TestShutdownStopsBackgroundPersistence(t *testing.T) {
 	}
 }
 
-// TestShutdownCommandSaveFails: SHUTDOWN whose save fails lets background
-// jobs start again and keeps the server running; on a signal, Shutdown
-// stops anyway and returns the error (the process exits non-zero).
+// TestShutdownCommandSaveFails: SHUTDOWN whose save fails answers Redis's
+// error, lets background jobs start again and keeps serving; SHUTDOWN
+// NOSAVE then stops (no command runs after it); on a signal, Shutdown
+// stops even when its save fails, and returns the error.
 func TestShutdownCommandSaveFails(t *testing.T) {
 	s := newTestServer(t, nil)
 	p := &callsPersister{saveErr: errors.New("disk on fire")}
 	s.persist = p
-	s.mu.Lock()
-	ok := s.shutdownLocked(true, false)
-	stopping := s.stopping
-	s.mu.Unlock()
-	if ok || stopping || strings.Join(p.calls, ",") != "BeginShutdown,Save,AbortShutdown" {
-		t.Fatalf("SHUTDOWN with a failing save: ok=%v stopping=%v calls=%v", ok, stopping, p.calls)
+	c := connect(t, s)
+	if got := c.do("SHUTDOWN", "SAVE"); !strings.HasPrefix(got, "-ERR Errors trying to SHUTDOWN") {
+		t.Fatalf("SHUTDOWN SAVE with a failing save = %q", got)
 	}
-	if err := s.Shutdown(true); err == nil || !s.stopping {
-		t.Fatalf("Shutdown on a signal with a failing save: err=%v stopping=%v; want the error, and stopped", err, s.stopping)
+	if got := strings.Join(p.calls, ","); got != "BeginShutdown,Save,AbortShutdown" {
+		t.Fatalf("calls %s, want BeginShutdown,Save,AbortShutdown", got)
+	}
+	if got := c.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("after the failed SHUTDOWN, PING = %q", got)
+	}
+	c.conn.Write([]byte("*2\r\n$8\r\nSHUTDOWN\r\n$6\r\nNOSAVE\r\n"))
+	if _, err := c.r.ReadString('\n'); err == nil {
+		t.Fatal("SHUTDOWN NOSAVE answered; want the connection closed")
+	}
+	if why := <-s.ShutdownRequested(); !strings.Contains(why, "SHUTDOWN") {
+		t.Fatalf("shutdown reason %q", why)
+	}
+
+	s2 := newTestServer(t, nil)
+	s2.persist = &callsPersister{saveErr: errors.New("disk on fire")}
+	if err := s2.Shutdown(true); err == nil || !s2.stopping {
+		t.Fatalf("Shutdown on a signal with a failing save: err=%v stopping=%v; want the error, and stopped", err, s2.stopping)
+	}
+}
+
+// TestBackgroundJobsOneAtATime: as Redis runs one child at a time, a
+// BGSAVE during a rewrite is refused (or scheduled with SCHEDULE), a
+// BGREWRITEAOF during a save is scheduled, and the cron starts what was
+// scheduled once nothing runs; one snapshot is walked at a time.
+func TestBackgroundJobsOneAtATime(t *testing.T) {
+	s := newTestServer(t, nil)
+	s.cfg.AutoAOFRewritePercentage = 0 // only what is asked for
+	p := &callsPersister{}
+	s.persist = p
+	c := connect(t, s)
+	tick := func() {
+		s.mu.Lock()
+		s.persistCron(time.Now())
+		s.mu.Unlock()
+	}
+
+	p.rewriting = true
+	if got := c.do("BGSAVE"); !strings.HasPrefix(got, "-ERR Another child process is active (AOF?): can't BGSAVE right now.") {
+		t.Fatalf("BGSAVE during a rewrite = %q", got)
+	}
+	if got := c.do("BGSAVE", "SCHEDULE"); got != "+Background saving scheduled\r\n" {
+		t.Fatalf("BGSAVE SCHEDULE during a rewrite = %q", got)
+	}
+	if got := c.do("BGREWRITEAOF"); got != "-ERR Background append only file rewriting already in progress\r\n" {
+		t.Fatalf("BGREWRITEAOF during a rewrite = %q", got)
+	}
+	tick()
+	if len(p.calls) != 0 {
+		t.Fatalf("the cron started %v while the rewrite runs", p.calls)
+	}
+	p.rewriting = false
+	tick()
+	if strings.Join(p.calls, ",") != "BackgroundSave" {
+		t.Fatalf("after the rewrite the cron made %v, want the scheduled BackgroundSave", p.calls)
+	}
+
+	p.calls, p.saving = nil, true
+	if got := c.do("BGSAVE"); got != "-ERR Background save already in progress\r\n" {
+		t.Fatalf("BGSAVE during a save = %q", got)
+	}
+	if got := c.do("BGREWRITEAOF"); got != "+Background append only file rewriting scheduled\r\n" {
+		t.Fatalf("BGREWRITEAOF during a save = %q", got)
+	}
+	p.saving = false
+	tick()
+	tick()
+	if strings.Join(p.calls, ",") != "BackgroundRewriteAOF" {
+		t.Fatalf("after the save the cron made %v, want the scheduled rewrite, once", p.calls)
+	}
+	if got := c.do("BGSAVE"); got != "+Background saving started\r\n" {
+		t.Fatalf("BGSAVE with nothing running = %q", got)
 	}
 }

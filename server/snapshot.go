@@ -2,29 +2,59 @@ package server
 
 import (
 	"fmt"
+	"iter"
+	"maps"
 	"time"
 
 	"github.com/redstream/redstream/listpack"
 )
 
-// Snapshot is the keyspace at one instant, which another goroutine may
-// read at leisure while the server keeps serving writes (DESIGN principle
-// 5). Taking it costs the lock for a walk over the keys and list node
-// headers; no element is copied: list nodes are copy-on-write, and
-// strings are never changed in place.
+// Snapshot is the keyspace at one instant, which another goroutine reads
+// at leisure while the server keeps serving writes (DESIGN principle 5).
+//
+// Taking one costs O(1) under the lock, whatever the number of keys: it
+// records an epoch. Every object carries the epoch of its last write
+// (Object.ver). The snapshot's reader then walks the live databases a
+// chunk of keys per hold of the lock (Entries), taking each key not
+// written since the epoch as a frozen view; and a write to a key the walk
+// has not reached first hands the key's value, as it was, to the snapshot
+// (willChange). So every key that existed at the instant is produced
+// once, with its value of then, and no key made later is. This is
+// Dragonfly's versioned snapshot, with Go's map iteration, which allows
+// the map to change between steps, as the walk:
+//
+//	take (lock, O(1))   epoch E = s.epoch; s.epoch++; s.snap = this
+//	write key k         if k.ver <= E and k not yet taken: k's frozen value → saved
+//	                    k.ver = s.epoch
+//	walk (lock/chunk)   for the next keys k: skip if k.ver > E or k taken;
+//	                    else take k's frozen value; then hand out saved
+//
+// Frozen values cost no copy: list and stream nodes are copy-on-write and
+// strings are never changed in place. One snapshot is walked at a time, as
+// Redis runs one child at a time (cmd_persist.go schedules the other). A
+// snapshot read with the lock held throughout (SAVE, the shutdown's save:
+// FreezeHeld) needs none of this and walks the maps as they are.
 type Snapshot struct {
 	Time int64 // the record clock when it was taken, ms
 	DBs  []SnapshotDB
 	// Dirty is rdb_changes_since_last_save at the moment of the snapshot:
 	// once it is saved, that many changes are on disk.
 	Dirty int64
+
+	s       *Server
+	epoch   uint32
+	held    bool      // the reader holds the lock throughout: no epochs, no chunks
+	walks   []*dbWalk // by database index; nil for a database that was empty
+	running int       // walks not finished; at 0 writers stop handing values over
 }
 
-// SnapshotDB is one database of a snapshot.
+// SnapshotDB is one database of a snapshot, with its counts when it was
+// taken (hints, as RDB's RESIZEDB: keys that expire meanwhile are left
+// out of Entries).
 type SnapshotDB struct {
 	Index   int
-	Entries []SnapshotEntry
-	Expires int // how many entries have an expiry
+	Keys    int
+	Expires int
 }
 
 // SnapshotEntry is one key. Value is []byte (a string) or a read-only
@@ -35,41 +65,183 @@ type SnapshotEntry struct {
 	ExpireAt int64 // unix ms; 0 = none
 }
 
-// Freeze takes a snapshot. during, if not nil, runs inside the same
-// critical section: the AOF starts a new increment there, so that the
-// snapshot plus that increment is exactly the state from then on.
+// dbWalk is the walk over one database's keys. Its fields are guarded by
+// the server's lock.
+type dbWalk struct {
+	next  func() (string, *Object, bool) // iter.Pull over the map as it was taken
+	stop  func()
+	done  bool
+	saved []SnapshotEntry // values writers handed over before changing them
+}
+
+// walkChunk is how many keys a walk looks at per hold of the lock: about
+// 20 µs of a writer's wait, so a snapshot of any size adds little to
+// anybody's latency.
+const walkChunk = 128
+
+// Freeze takes a snapshot for a reader that runs beside the server (see
+// FreezeLocked).
 func (s *Server) Freeze(during func()) *Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.FreezeLocked(during)
 }
 
-// FreezeLocked is Freeze for callers that hold the lock (SAVE, BGSAVE).
-// Lock should be held.
+// FreezeLocked takes a snapshot to be read beside the server: BGSAVE,
+// save points, BGREWRITEAOF. during, if not nil, runs in the same
+// critical section: the AOF starts a new increment there, so that the
+// snapshot plus that increment is exactly the state from then on. The
+// reader must read every database's Entries to the end or Close it, so
+// that writers stop handing values over. Lock should be held.
 func (s *Server) FreezeLocked(during func()) *Snapshot {
 	start := time.Now()
-	defer func() {
-		// The pause a snapshot costs writers, as Redis reports a fork's.
-		s.stats.lastFreezeUsec = time.Since(start).Microseconds()
-	}()
-	snap := &Snapshot{Time: s.now(), Dirty: s.stats.dirty}
-	for _, db := range s.dbs {
-		sdb := SnapshotDB{Index: db.index, Entries: make([]SnapshotEntry, 0, len(db.keys))}
-		for key, o := range db.keys {
-			if o.expireAt != 0 && o.expireAt <= snap.Time {
-				continue // expired: Redis does not save it either
-			}
-			sdb.Entries = append(sdb.Entries, SnapshotEntry{Key: key, Value: frozenValue(o.value), ExpireAt: o.expireAt})
-			if o.expireAt != 0 {
-				sdb.Expires++
-			}
-		}
-		snap.DBs = append(snap.DBs, sdb)
-	}
+	sn := s.newSnapshot(false)
 	if during != nil {
 		during()
 	}
-	return snap
+	// The pause a snapshot costs writers, as Redis reports a fork's.
+	s.stats.lastFreezeUsec = time.Since(start).Microseconds()
+	return sn
+}
+
+// FreezeHeld takes a snapshot for a reader that holds the lock until it
+// is done (SAVE, the shutdown's save): nothing changes meanwhile, so it
+// reads the live values. Lock should be held.
+func (s *Server) FreezeHeld() *Snapshot { return s.newSnapshot(true) }
+
+// newSnapshot takes a snapshot. Lock should be held.
+func (s *Server) newSnapshot(held bool) *Snapshot {
+	sn := &Snapshot{Time: s.now(), Dirty: s.stats.dirty, s: s, held: held, walks: make([]*dbWalk, len(s.dbs))}
+	if !held {
+		if s.snap != nil {
+			s.snap.closeLocked() // one at a time; the persister's scheduling keeps this from happening
+		}
+		sn.epoch = s.epoch
+		s.epoch++ // wraps after 4 billion snapshots: years of one a second
+		s.snap = sn
+	}
+	for _, db := range s.dbs {
+		if len(db.keys) == 0 {
+			continue
+		}
+		sn.DBs = append(sn.DBs, SnapshotDB{Index: db.index, Keys: len(db.keys), Expires: len(db.expires)})
+		next, stop := iter.Pull2(maps.All(db.keys)) // this map: FLUSHDB replaces it, leaving this one as it was
+		sn.walks[db.index] = &dbWalk{next: next, stop: stop}
+		sn.running++
+	}
+	if sn.running == 0 && s.snap == sn {
+		s.snap = nil
+	}
+	return sn
+}
+
+// Entries yields database index's keys as they were when the snapshot was
+// taken (index is a SnapshotDB's Index). Unless the snapshot is held, it
+// takes the lock for a chunk of keys at a time, and yields without it.
+func (sn *Snapshot) Entries(index int) iter.Seq[SnapshotEntry] {
+	return func(yield func(SnapshotEntry) bool) {
+		w := sn.walks[index]
+		if w == nil {
+			return
+		}
+		var batch []SnapshotEntry
+		for {
+			batch = sn.chunk(w, batch[:0])
+			if len(batch) == 0 {
+				return
+			}
+			for _, e := range batch {
+				if !yield(e) {
+					return
+				}
+			}
+			clear(batch) // let the values go as the reader writes them
+		}
+	}
+}
+
+// chunk walks on over w's keys and returns what it took, and what writers
+// handed over meanwhile; nothing means the walk is over.
+func (sn *Snapshot) chunk(w *dbWalk, out []SnapshotEntry) []SnapshotEntry {
+	if !sn.held {
+		sn.s.mu.Lock()
+		defer sn.s.mu.Unlock()
+	}
+	for n := 0; n < walkChunk && !w.done; n++ {
+		key, o, ok := w.next()
+		if !ok {
+			sn.endWalk(w)
+			break
+		}
+		value := o.value
+		if !sn.held {
+			if o.ver > sn.epoch || o.seen == sn.epoch {
+				continue // written since: its value of then was handed over (saved)
+			}
+			o.seen = sn.epoch
+			value = frozenValue(value)
+		}
+		if o.expireAt == 0 || o.expireAt > sn.Time { // expired: Redis does not save it either
+			out = append(out, SnapshotEntry{Key: key, Value: value, ExpireAt: o.expireAt})
+		}
+	}
+	out = append(out, w.saved...)
+	clear(w.saved)
+	w.saved = w.saved[:0]
+	return out
+}
+
+// endWalk ends a walk; after the last one, writers hand nothing over any
+// more. Lock should be held (or the snapshot held).
+func (sn *Snapshot) endWalk(w *dbWalk) {
+	if w.done {
+		return
+	}
+	w.done = true
+	w.stop()
+	if sn.running--; sn.running == 0 && sn.s.snap == sn {
+		sn.s.snap = nil
+	}
+}
+
+// Close ends the snapshot: a reader that stops before reading everything
+// must call it, or writers go on handing it values. Reading every
+// database to the end closes it too; Close is then a no-op.
+func (sn *Snapshot) Close() {
+	if sn.held {
+		sn.closeLocked()
+		return
+	}
+	sn.s.mu.Lock()
+	defer sn.s.mu.Unlock()
+	sn.closeLocked()
+}
+
+// closeLocked is Close. Lock should be held.
+func (sn *Snapshot) closeLocked() {
+	for _, w := range sn.walks {
+		if w != nil {
+			sn.endWalk(w)
+			w.saved = nil
+		}
+	}
+}
+
+// willChange is called before key's object o in db changes or goes: if
+// the snapshot being walked still needs o's value, it gets it now. It
+// costs one comparison once o has been written since the last snapshot
+// began. Lock should be held.
+func (s *Server) willChange(db *DB, key string, o *Object) {
+	if o.ver == s.epoch {
+		return
+	}
+	if sn := s.snap; sn != nil && o.ver <= sn.epoch && o.seen != sn.epoch {
+		o.seen = sn.epoch
+		if w := sn.walks[db.index]; w != nil && (o.expireAt == 0 || o.expireAt > sn.Time) {
+			w.saved = append(w.saved, SnapshotEntry{Key: key, Value: frozenValue(o.value), ExpireAt: o.expireAt})
+		}
+	}
+	o.ver = s.epoch
 }
 
 // frozenValue returns a view of v that later writes cannot change.
