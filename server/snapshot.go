@@ -3,9 +3,10 @@ package server
 import (
 	"fmt"
 	"iter"
-	"maps"
+	"runtime"
 	"time"
 
+	"github.com/google/btree"
 	"github.com/redstream/redstream/listpack"
 )
 
@@ -20,8 +21,10 @@ import (
 // has not reached first hands the key's value, as it was, to the snapshot
 // (willChange). So every key that existed at the instant is produced
 // once, with its value of then, and no key made later is. This is
-// Dragonfly's versioned snapshot, with Go's map iteration, which allows
-// the map to change between steps, as the walk:
+// Dragonfly's versioned snapshot. The walk resumes from a cursor in the
+// database's hash-ordered key index, as SCAN does (db.go): keys never
+// move in that order, so every key present at the instant and not yet
+// handed over is reached once.
 //
 //	take (lock, O(1))   epoch E = s.epoch; s.epoch++; s.snap = this
 //	write key k         if k.ver <= E and k not yet taken: k's frozen value → saved
@@ -68,16 +71,20 @@ type SnapshotEntry struct {
 // dbWalk is the walk over one database's keys. Its fields are guarded by
 // the server's lock.
 type dbWalk struct {
-	next  func() (string, *Object, bool) // iter.Pull over the map as it was taken
-	stop  func()
-	done  bool
-	saved []SnapshotEntry // values writers handed over before changing them
+	// The database's map and index as they were taken: FLUSHDB replaces
+	// them with new ones, and these then stay as they were.
+	keys   map[string]*Object
+	order  *btree.BTreeG[scanEntry]
+	cursor scanEntry // the last key walked
+	begun  bool
+	done   bool
+	saved  []SnapshotEntry // values writers handed over before changing them
 }
 
 // walkChunk is how many keys a walk looks at per hold of the lock: about
-// 20 µs of a writer's wait, so a snapshot of any size adds little to
+// 30 µs of a writer's wait, so a snapshot of any size adds little to
 // anybody's latency.
-const walkChunk = 128
+const walkChunk = 64
 
 // Freeze takes a snapshot for a reader that runs beside the server (see
 // FreezeLocked).
@@ -125,8 +132,7 @@ func (s *Server) newSnapshot(held bool) *Snapshot {
 			continue
 		}
 		sn.DBs = append(sn.DBs, SnapshotDB{Index: db.index, Keys: len(db.keys), Expires: len(db.expires)})
-		next, stop := iter.Pull2(maps.All(db.keys)) // this map: FLUSHDB replaces it, leaving this one as it was
-		sn.walks[db.index] = &dbWalk{next: next, stop: stop}
+		sn.walks[db.index] = &dbWalk{keys: db.keys, order: db.order}
 		sn.running++
 	}
 	if sn.running == 0 && s.snap == sn {
@@ -147,7 +153,14 @@ func (sn *Snapshot) Entries(index int) iter.Seq[SnapshotEntry] {
 		var batch []SnapshotEntry
 		for {
 			batch = sn.chunk(w, batch[:0])
-			if len(batch) == 0 {
+			if !sn.held {
+				// A writer that waited for the lock was woken by the
+				// unlock, onto this P: let it run before the next chunk
+				// takes the lock again (Go's mutex would otherwise let
+				// this loop barge in, and the writer wait 1 ms).
+				runtime.Gosched()
+			}
+			if len(batch) == 0 && w.done {
 				return
 			}
 			for _, e := range batch {
@@ -167,28 +180,50 @@ func (sn *Snapshot) chunk(w *dbWalk, out []SnapshotEntry) []SnapshotEntry {
 		sn.s.mu.Lock()
 		defer sn.s.mu.Unlock()
 	}
-	for n := 0; n < walkChunk && !w.done; n++ {
-		key, o, ok := w.next()
-		if !ok {
-			sn.endWalk(w)
-			break
-		}
-		value := o.value
-		if !sn.held {
-			if o.ver > sn.epoch || o.seen == sn.epoch {
-				continue // written since: its value of then was handed over (saved)
-			}
-			o.seen = sn.epoch
-			value = frozenValue(value)
-		}
-		if o.expireAt == 0 || o.expireAt > sn.Time { // expired: Redis does not save it either
-			out = append(out, SnapshotEntry{Key: key, Value: value, ExpireAt: o.expireAt})
-		}
+	if w.done {
+		return append(out, sn.takeSaved(w)...)
 	}
-	out = append(out, w.saved...)
-	clear(w.saved)
-	w.saved = w.saved[:0]
+	n := 0
+	w.order.AscendGreaterOrEqual(w.cursor, func(e scanEntry) bool {
+		if w.begun && e == w.cursor {
+			return true // walked in the last chunk
+		}
+		if n++; n > walkChunk {
+			return false
+		}
+		w.cursor, w.begun = e, true
+		out = sn.take(e.key, w.keys[e.key], out)
+		return true
+	})
+	if n <= walkChunk {
+		sn.endWalk(w)
+	}
+	return append(out, sn.takeSaved(w)...)
+}
+
+// take appends key's value to out if the walk still needs it. Lock
+// should be held (or the snapshot held).
+func (sn *Snapshot) take(key string, o *Object, out []SnapshotEntry) []SnapshotEntry {
+	value := o.value
+	if !sn.held {
+		if o.ver > sn.epoch || o.seen == sn.epoch {
+			return out // written since: its value of then was handed over (saved)
+		}
+		o.seen = sn.epoch
+		value = frozenValue(value)
+	}
+	if o.expireAt == 0 || o.expireAt > sn.Time { // expired: Redis does not save it either
+		out = append(out, SnapshotEntry{Key: key, Value: value, ExpireAt: o.expireAt})
+	}
 	return out
+}
+
+// takeSaved returns, and forgets, what writers handed w over. Lock
+// should be held.
+func (sn *Snapshot) takeSaved(w *dbWalk) []SnapshotEntry {
+	saved := w.saved
+	w.saved = nil
+	return saved
 }
 
 // endWalk ends a walk; after the last one, writers hand nothing over any
@@ -198,7 +233,7 @@ func (sn *Snapshot) endWalk(w *dbWalk) {
 		return
 	}
 	w.done = true
-	w.stop()
+	w.keys, w.order = nil, nil
 	if sn.running--; sn.running == 0 && sn.s.snap == sn {
 		sn.s.snap = nil
 	}
