@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/redstream/redstream/listpack"
 	"github.com/redstream/redstream/persistence"
@@ -205,12 +206,28 @@ func (d *durability) writeRDB(w io.Writer, snap *server.Snapshot, aofBase bool) 
 	return persistence.Encode(w, opt, dbs)
 }
 
+// snapshotEntries turns a snapshot's keys into the codec's entries. The
+// encoder writes each entry before it asks for the next and keeps nothing
+// of it, so one Entry, one node list and the key's own bytes serve every
+// key: a save of a million small keys then makes little garbage, and
+// seldom starts a collection that the clients' latency would feel.
 func snapshotEntries(snap *server.Snapshot, db int) iter.Seq2[*persistence.Entry, error] {
 	return func(yield func(*persistence.Entry, error) bool) {
+		var e persistence.Entry
+		var nodes persistence.List
 		for se := range snap.Entries(db) {
-			v, err := toRDBValue(se.Value)
-			e := &persistence.Entry{DB: db, Key: []byte(se.Key), Value: v, ExpireAt: se.ExpireAt, HasExpire: se.ExpireAt != 0}
-			if !yield(e, err) || err != nil {
+			var v persistence.Value
+			var err error
+			if q, ok := se.Value.(*listpack.Quicklist); ok {
+				nodes = nodes[:0]
+				q.Nodes(func(lp listpack.Listpack) bool { nodes = append(nodes, lp); return true })
+				v = nodes
+			} else {
+				v, err = toRDBValue(se.Value)
+			}
+			e = persistence.Entry{DB: db, Key: unsafe.Slice(unsafe.StringData(se.Key), len(se.Key)), Value: v,
+				ExpireAt: se.ExpireAt, HasExpire: se.ExpireAt != 0}
+			if !yield(&e, err) || err != nil {
 				return
 			}
 		}
@@ -326,6 +343,7 @@ func (d *durability) BackgroundSave(snap *server.Snapshot) error {
 	d.mu.Unlock()
 	d.logger.Info("background saving started")
 	go func() {
+		backgroundThread()
 		defer snap.Close() // a save that stops early must release the writers
 		start := time.Now()
 		err := d.saveFile(snap, stop)
@@ -391,6 +409,7 @@ func (d *durability) BackgroundRewriteAOF(freeze func(during func()) *server.Sna
 	}
 	d.logger.Info("background append only file rewriting started")
 	go func() {
+		backgroundThread()
 		defer d.jobs.Done()
 		defer snap.Close() // a rewrite that stops early must release the writers
 		start := time.Now()
