@@ -32,9 +32,34 @@ func PersistenceRows(scale float64) []Row {
 		everysecCostRow(n(400_000)),
 		restartRow("RDB", dataset),
 		restartRow("AOF", dataset),
-		stallRow("BGSAVE", dataset),
-		stallRow("BGREWRITEAOF", dataset),
+		stallRow("BGSAVE", bigLists(dataset)),
+		stallRow("BGREWRITEAOF", bigLists(dataset)),
+		stallRow("BGSAVE", smallKeys(n(1_000_000))),
+		stallRow("BGSAVE", smallKeys(n(10_000_000))),
 	}
+}
+
+// dataset is what a stall row fills the server with before its job.
+type dataset struct {
+	name string
+	fill func(addr string) error
+}
+
+// bigLists is size bytes of list elements in 1,000 lists (fillDataset).
+func bigLists(size int64) dataset {
+	return dataset{sizeText(size), func(addr string) error { return fillDataset(addr, size) }}
+}
+
+// smallKeys is n keys, each a one-element list: the shape where a pause
+// that grows with the key count shows (issue 12 §2), as the issue's
+// redis-benchmark lpush key:__rand_int__ made it.
+func smallKeys(n int) dataset {
+	return dataset{fmt.Sprintf("%dM keys", n/1_000_000), func(addr string) error {
+		if n < 1_000_000 {
+			return fmt.Errorf("smallKeys: %d keys, at least 1M", n)
+		}
+		return fill(addr, n, func(i int) []byte { return Encode("LPUSH", "key:"+strconv.Itoa(i), "v") })
+	}}
 }
 
 // alwaysRow is 50 clients writing with appendfsync always on both sides;
@@ -146,7 +171,7 @@ const stallRuns = 3
 // one-client LPUSH loop already sees 4-5 ms hiccups a few times a second,
 // Redis's as well as ours, so a job's own pause shows in it only when it
 // is longer than that; the reported pause is the job's alone.
-func stallRow(cmd string, size int64) Row {
+func stallRow(cmd string, data dataset) Row {
 	cfg := noPersist
 	if cmd == "BGREWRITEAOF" {
 		// No automatic rewrite while the dataset is filled: it would
@@ -157,17 +182,17 @@ func stallRow(cmd string, size int64) Row {
 		Group:  "persistence",
 		Rounds: 1,
 		Metrics: []Metric{
-			{Name: fmt.Sprintf("LPUSH latency before %s, %s, p99.9", cmd, sizeText(size)), Unit: "ms"},
-			{Name: fmt.Sprintf("LPUSH latency during %s, p99.9", cmd), Unit: "ms"},
-			{Name: fmt.Sprintf("longest write stall during %s (median of %d)", cmd, stallRuns), Unit: "ms"},
-			{Name: fmt.Sprintf("write pause %s reports (latest_fork_usec)", cmd), Unit: "ms", Target: 1.0},
+			{Name: fmt.Sprintf("LPUSH latency before %s of %s, p99.9", cmd, data.name), Unit: "ms"},
+			{Name: fmt.Sprintf("LPUSH latency during %s of %s, p99.9", cmd, data.name), Unit: "ms"},
+			{Name: fmt.Sprintf("longest write stall during %s of %s (median of %d)", cmd, data.name, stallRuns), Unit: "ms"},
+			{Name: fmt.Sprintf("write pause %s of %s reports (latest_fork_usec)", cmd, data.name), Unit: "ms", Target: 1.0},
 		},
 		RunSide: func(s *Side) ([]float64, error) {
 			t, err := s.Restart(cfg...)
 			if err != nil {
 				return nil, err
 			}
-			if err := fillDataset(t.Addr, size); err != nil {
+			if err := data.fill(t.Addr); err != nil {
 				return nil, err
 			}
 			c, err := Dial(t.Addr)
