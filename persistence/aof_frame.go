@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/redstream/redstream/record"
 	"github.com/redstream/redstream/resp"
 	"github.com/redstream/redstream/server"
 )
@@ -16,9 +17,9 @@ import (
 // An AOF increment file is a sequence of frames. A frame holds the
 // records of one command — or of one whole MULTI/EXEC, so a transaction is
 // replayed all or not at all — behind a header that carries the length and
-// CRC-32C of what follows. Inside, each record is an annotation line with
-// its time and database, then the command in RESP, so `cat` shows what
-// happened:
+// CRC-32C of what follows. Inside are the records as package record
+// encodes them, an annotation line with the time and database and then
+// the command in RESP, so `cat` shows what happened:
 //
 //	#RS <payload length> <crc32c, 8 hex digits>\r\n      frame header
 //	#T <time ms> <db>\r\n                                record annotation
@@ -86,18 +87,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 const maxFrameHeader = 64 // "#RS " + two numbers + CRLF, with room
 
-// appendFrame appends recs as one frame to dst. scratch is a reusable
-// buffer for the payload; the grown scratch is returned.
+// appendFrame appends recs as one frame to dst: a header, then the
+// records' encoding (package record). scratch is a reusable buffer for
+// the payload; the grown scratch is returned.
 func appendFrame(dst, scratch []byte, recs []server.Record) (out, scratchOut []byte) {
-	p := scratch[:0]
-	for _, r := range recs {
-		p = append(p, "#T "...)
-		p = strconv.AppendInt(p, r.Time, 10)
-		p = append(p, ' ')
-		p = strconv.AppendInt(p, int64(r.DB), 10)
-		p = append(p, '\r', '\n')
-		p = resp.AppendCommand(p, r.Argv)
-	}
+	p := record.Append(scratch[:0], recs...)
 	dst = append(dst, "#RS "...)
 	dst = strconv.AppendInt(dst, int64(len(p)), 10)
 	dst = append(dst, ' ')
@@ -180,7 +174,7 @@ func (fr *frameReader) next() ([]server.Record, int64, error) {
 	if got := crc32.Checksum(p, castagnoli); got != sum {
 		return nil, start, fmt.Errorf("%w: at offset %d: checksum %08x, header says %08x", ErrCorrupt, start, got, sum)
 	}
-	recs, err := parsePayload(p)
+	recs, err := record.Parse(p)
 	if err != nil {
 		return nil, start, fmt.Errorf("%w: at offset %d: %v", ErrCorrupt, start, err)
 	}
@@ -238,79 +232,4 @@ func lowerHex(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// parsePayload splits a verified payload into records.
-func parsePayload(p []byte) ([]server.Record, error) {
-	var recs []server.Record
-	for len(p) > 0 {
-		line, rest, found := bytes.Cut(p, []byte("\r\n"))
-		if !found {
-			return nil, errors.New("record annotation without CRLF")
-		}
-		t, db, ok := parseAnnotation(line)
-		if !ok {
-			return nil, fmt.Errorf("bad record annotation %q", line)
-		}
-		argv, rest, err := parseCommand(rest)
-		if err != nil {
-			return nil, err
-		}
-		recs = append(recs, server.Record{Time: t, DB: db, Argv: argv})
-		p = rest
-	}
-	return recs, nil
-}
-
-func parseAnnotation(line []byte) (t int64, db int, ok bool) {
-	rest, found := bytes.CutPrefix(line, []byte("#T "))
-	if !found {
-		return 0, 0, false
-	}
-	tText, dbText, found := bytes.Cut(rest, []byte{' '})
-	if !found {
-		return 0, 0, false
-	}
-	t, ok1 := resp.ParseInt(tText)
-	d, ok2 := resp.ParseInt(dbText)
-	if !ok1 || !ok2 || d < 0 || d > 1<<30 {
-		return 0, 0, false
-	}
-	return t, int(d), true
-}
-
-// parseCommand reads one RESP multibulk from p; the arguments alias p.
-func parseCommand(p []byte) (argv [][]byte, rest []byte, err error) {
-	argc, p, err := countLine(p, '*')
-	if err != nil {
-		return nil, nil, err
-	}
-	if argc < 1 || argc > int64(len(p)) {
-		return nil, nil, fmt.Errorf("bad argument count %d", argc)
-	}
-	argv = make([][]byte, 0, argc)
-	for range argc {
-		n, q, err := countLine(p, '$')
-		if err != nil {
-			return nil, nil, err
-		}
-		if n < 0 || n+2 > int64(len(q)) || q[n] != '\r' || q[n+1] != '\n' {
-			return nil, nil, fmt.Errorf("bad bulk of length %d", n)
-		}
-		argv = append(argv, q[:n:n])
-		p = q[n+2:]
-	}
-	return argv, p, nil
-}
-
-func countLine(p []byte, prefix byte) (int64, []byte, error) {
-	line, rest, found := bytes.Cut(p, []byte("\r\n"))
-	if !found || len(line) < 2 || line[0] != prefix {
-		return 0, nil, fmt.Errorf("expected '%c' line", prefix)
-	}
-	n, ok := resp.ParseInt(line[1:])
-	if !ok {
-		return 0, nil, fmt.Errorf("bad number in %q", line)
-	}
-	return n, rest, nil
 }

@@ -4,17 +4,15 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/redstream/redstream/record"
 )
 
-// Record is one write as it is logged, replayed and replicated. Applying
-// the same records in the same order to the same state always gives the
-// same state: every command reads its clock from Time, never from the
-// wall, and draws nothing at random.
-type Record struct {
-	Time int64    // ms since the Unix epoch: "now" for this write
-	DB   int      // the database the command ran in
-	Argv [][]byte // the command and its arguments, as the client sent it or rewritten (BLPOP → LPOP)
-}
+// Record is one write as it is logged, replayed and replicated (package
+// record). Applying the same records in the same order to the same state
+// always gives the same state: every command reads its clock from Time,
+// never from the wall, and draws nothing at random.
+type Record = record.Record
 
 // Log receives the records of every applied write, in apply order. The
 // server calls Append with the keyspace lock held, once per command (one
