@@ -105,7 +105,7 @@ func (d *durability) load(srv *server.Server) error {
 	defer func() { d.lastSave = time.Now() }()
 	d.removeStaleTemps()
 	if d.aof != nil {
-		if _, err := d.aof.Load(d.loadRDB, srv.Apply); err != nil {
+		if _, err := d.aof.Load(d.loadRDB, applyFrame(srv)); err != nil {
 			return err
 		}
 		return d.aof.Start()
@@ -122,6 +122,20 @@ func (d *durability) load(srv *server.Server) error {
 		return fmt.Errorf("loading %s: %w", d.rdbPath(), err)
 	}
 	return nil
+}
+
+// applyFrame applies an AOF frame's records as one batch; a command that
+// fails stops the load (the log and the state disagree).
+func applyFrame(srv *server.Server) func([]server.Record) error {
+	return func(recs []server.Record) error {
+		applied, err := srv.ApplyBatch(recs, 0)
+		for _, a := range applied {
+			if err == nil {
+				err = a.Err
+			}
+		}
+		return err
+	}
 }
 
 // loadRDB installs every key of an RDB stream into the server, logging

@@ -24,11 +24,12 @@ type LoadStats struct {
 
 // Load replays the AOF: the base snapshot through loadBase (nil when the
 // caller has no RDB loader yet), then every increment's records through
-// apply, logging progress every second. A torn tail of the newest
+// apply, a frame's records at a time (a MULTI/EXEC is one frame, applied
+// all at once), logging progress every second. A torn tail of the newest
 // increment is cut off (with a warning saying how many bytes) when
 // Truncate is set; any other damage stops the load with an error naming
 // the file, the offset and the repair command.
-func (a *AOF) Load(loadBase func(r io.Reader) error, apply func(server.Record) error) (LoadStats, error) {
+func (a *AOF) Load(loadBase func(r io.Reader) error, apply func([]server.Record) error) (LoadStats, error) {
 	var st LoadStats
 	start := time.Now()
 	if b := a.manifest.base; b != nil {
@@ -95,7 +96,7 @@ func (a *AOF) diskIncrBytes() int64 {
 
 // replayIncr applies one increment's frames. It returns the bytes of whole
 // frames read and the bytes of a torn tail it cut off.
-func (a *AOF) replayIncr(name string, last bool, apply func(server.Record) error, st *LoadStats, p *progress) (good, dropped int64, err error) {
+func (a *AOF) replayIncr(name string, last bool, apply func([]server.Record) error, st *LoadStats, p *progress) (good, dropped int64, err error) {
 	path := filepath.Join(a.opt.Dir, name)
 	f, err := a.fs.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -103,12 +104,10 @@ func (a *AOF) replayIncr(name string, last bool, apply func(server.Record) error
 	}
 	defer f.Close()
 	sc, err := scanIncr(f, last, func(recs []server.Record, off, next int64) error {
-		for _, r := range recs {
-			if err := apply(r); err != nil {
-				return fmt.Errorf("persistence: replaying %s at offset %d: %w", path, off, err)
-			}
-			st.Records++
+		if err := apply(recs); err != nil {
+			return fmt.Errorf("persistence: replaying %s at offset %d: %w", path, off, err)
 		}
+		st.Records += int64(len(recs))
 		p.report(st.Bytes+next, st.Records)
 		return nil
 	})
@@ -370,4 +369,16 @@ func (p *progress) report(done, records int64) {
 	rate := float64(records) / now.Sub(p.start).Seconds()
 	p.logger.Info("loading AOF", "percent", fmt.Sprintf("%.1f", pct), "records", records,
 		"records_per_sec", int64(rate))
+}
+
+// PerRecord adapts a function of one record to Load's apply.
+func PerRecord(f func(server.Record) error) func([]server.Record) error {
+	return func(recs []server.Record) error {
+		for _, r := range recs {
+			if err := f(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }

@@ -141,7 +141,7 @@ func TestOpenAOFQuarantinesProvenLeftovers(t *testing.T) {
 	var base string
 	var got []string
 	_, err = a.Load(func(r io.Reader) error { b, _ := io.ReadAll(r); base = string(b); return nil },
-		func(r server.Record) error { got = append(got, string(r.Argv[2])); return nil })
+		PerRecord(func(r server.Record) error { got = append(got, string(r.Argv[2])); return nil }))
 	if err != nil || base != "BASE" || strings.Join(got, ",") != "a,b" {
 		t.Fatalf("load: base %q, records %v, %v; want BASE and a,b", base, got, err)
 	}
@@ -235,7 +235,7 @@ func loadIncr(t *testing.T, content []byte, truncate bool) (string, []string, er
 		t.Fatal(err)
 	}
 	var got []string
-	_, err = a.Load(nil, func(r server.Record) error { got = append(got, string(r.Argv[2])); return nil })
+	_, err = a.Load(nil, PerRecord(func(r server.Record) error { got = append(got, string(r.Argv[2])); return nil }))
 	return dir, got, err
 }
 
@@ -416,7 +416,7 @@ func TestRotateRetryListsOnce(t *testing.T) {
 				data, _ := io.ReadAll(r)
 				got = strings.Split(string(data), ",")
 				return nil
-			}, func(r server.Record) error { got = append(got, string(r.Argv[2])); return nil })
+			}, PerRecord(func(r server.Record) error { got = append(got, string(r.Argv[2])); return nil }))
 			if err != nil {
 				t.Fatal(err)
 			}

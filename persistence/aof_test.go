@@ -139,7 +139,7 @@ func replay(t *testing.T, dir string, truncate bool) ([]string, LoadStats, error
 		t.Fatal(err)
 	}
 	var got []string
-	st, err := a.Load(nil, func(r server.Record) error { got = append(got, string(r.Argv[2])); return nil })
+	st, err := a.Load(nil, PerRecord(func(r server.Record) error { got = append(got, string(r.Argv[2])); return nil }))
 	return got, st, err
 }
 
@@ -520,7 +520,7 @@ func TestAOFRewrite(t *testing.T) {
 	}
 	var after []string
 	_, err = b.Load(func(r io.Reader) error { data, _ := io.ReadAll(r); base = string(data); return nil },
-		func(r server.Record) error { after = append(after, string(r.Argv[2])); return nil })
+		PerRecord(func(r server.Record) error { after = append(after, string(r.Argv[2])); return nil }))
 	if err != nil || base != "BASE" || strings.Join(after, ",") != "10,11,12,13,14,15,16" {
 		t.Fatalf("after the rewrite: base %q, increments %v (%v); want BASE then 10..16", base, after, err)
 	}

@@ -433,8 +433,8 @@ func loadTestBase(got *[]int) func(r io.Reader) error {
 	}
 }
 
-func applyTestRecord(got *[]int) func(server.Record) error {
-	return func(r server.Record) error {
+func applyTestRecord(got *[]int) func([]server.Record) error {
+	return PerRecord(func(r server.Record) error {
 		if len(r.Argv) != 3 || string(r.Argv[0]) != "RPUSH" || string(r.Argv[1]) != "q" {
 			return fmt.Errorf("unexpected record %s", recString(r))
 		}
@@ -444,7 +444,7 @@ func applyTestRecord(got *[]int) func(server.Record) error {
 		}
 		*got = append(*got, i)
 		return nil
-	}
+	})
 }
 
 func testAOFOptions(fs FS, policy FsyncPolicy, logTo io.Writer) AOFOptions {

@@ -1,8 +1,8 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redstream/redstream/record"
@@ -31,40 +31,85 @@ type Log interface {
 	Err() error
 }
 
-// Apply executes one logged write record: the path AOF replay and Raft
-// take. Live writes run the same handlers through the same execute.
-func (s *Server) Apply(rec Record) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.applyLocked(rec)
+// Applied is what applying one record gave.
+type Applied struct {
+	Reply []byte // its reply, when ApplyBatch was asked for replies
+	Err   error  // the command failed (an *ApplyError: its error reply)
 }
 
-// applyLocked is Apply with the lock held.
-func (s *Server) applyLocked(rec Record) error {
+// ApplyError is a record whose command answered with an error reply: on
+// replay or on a replica, the state has diverged from where it was
+// logged, or the log is wrong.
+type ApplyError struct {
+	Argv  [][]byte
+	Reply string // the error reply, "ERR ..." or "WRONGTYPE ..."
+}
+
+func (e *ApplyError) Error() string {
+	return fmt.Sprintf("server: applying %q failed: %s", e.Argv[0], e.Reply)
+}
+
+// ApplyBatch applies records in order under one hold of the lock: the
+// path AOF replay takes for a frame and a Raft FSM will take for a
+// committed entry. Live writes run the same handlers through the same
+// execute. With proto 2 or 3 each Applied carries the record's reply in
+// that protocol (the leader's apply answers its client); with 0 replies
+// are not kept. A record that cannot be applied at all (a database out of
+// range, not a write command) stops the batch with an error; a command
+// that fails is reported in its Applied.
+func (s *Server) ApplyBatch(recs []Record, proto int) ([]Applied, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Applied, len(recs))
+	for i, rec := range recs {
+		x, err := s.applyLocked(rec, proto)
+		if err != nil {
+			return out[:i], err
+		}
+		if x.failed != "" {
+			out[i].Err = &ApplyError{Argv: rec.Argv, Reply: x.failed}
+		}
+		if proto != 0 {
+			out[i].Reply = bytes.Clone(x.w.Bytes())
+		}
+	}
+	return out, nil
+}
+
+// Apply applies one record, failing if its command does (ApplyBatch).
+func (s *Server) Apply(rec Record) error {
+	applied, err := s.ApplyBatch([]Record{rec}, 0)
+	if err == nil {
+		err = applied[0].Err
+	}
+	return err
+}
+
+// applyLocked executes one record. Lock should be held.
+func (s *Server) applyLocked(rec Record, proto int) (*Ctx, error) {
 	if rec.DB < 0 || rec.DB >= len(s.dbs) {
-		return fmt.Errorf("server: record for database %d, only %d configured", rec.DB, len(s.dbs))
+		return nil, fmt.Errorf("server: record for database %d, only %d configured", rec.DB, len(s.dbs))
 	}
 	if len(rec.Argv) == 0 {
-		return fmt.Errorf("server: empty record")
+		return nil, fmt.Errorf("server: empty record")
 	}
 	cmd, errText := s.lookupCommand(rec.Argv)
 	if cmd == nil {
-		return fmt.Errorf("server: cannot apply %q: %s", rec.Argv[0], errText)
+		return nil, fmt.Errorf("server: cannot apply %q: %s", rec.Argv[0], errText)
 	}
 	if cmd.Flags&FlagWrite == 0 {
-		return fmt.Errorf("server: cannot apply %q: not a write command", rec.Argv[0])
+		return nil, fmt.Errorf("server: cannot apply %q: not a write command", rec.Argv[0])
 	}
 	if rec.Time > s.lastTime {
 		s.lastTime = rec.Time
 	}
 	s.replayW.Reset()
-	x := Ctx{s: s, w: &s.replayW, db: s.dbs[rec.DB], argv: rec.Argv, cmd: cmd, now: rec.Time, replay: true}
-	s.execute(&x, time.Time{}) // replay keeps no statistics
-	s.pending = s.pending[:0]  // replayed records are logged already
-	if strings.HasPrefix(string(s.replayW.Bytes()), "-") {
-		return fmt.Errorf("server: applying %q failed: %s", rec.Argv[0], strings.TrimSpace(string(s.replayW.Bytes()[1:])))
-	}
-	return nil
+	s.replayW.Proto = max(proto, 2)
+	x := &s.replayCtx
+	*x = Ctx{s: s, w: &s.replayW, db: s.dbs[rec.DB], argv: rec.Argv, cmd: cmd, now: rec.Time, replay: true}
+	s.execute(x, time.Time{}) // replay keeps no statistics
+	s.pending = s.pending[:0] // replayed records are logged already
+	return x, nil
 }
 
 // propagate queues x's write for the log. Blocking commands that were

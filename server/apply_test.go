@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -280,5 +281,43 @@ func TestServedBlockedClientWaitsForDurability(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("replies did not arrive after the log was durable")
 		}
+	}
+}
+
+// TestApplyBatch: a batch is applied under one hold of the lock, each
+// record's reply comes back in the protocol asked for, a command that
+// fails is reported as an *ApplyError carrying its error reply (from the
+// one place error replies are written, not by reading the reply's first
+// byte), and a record that cannot be applied at all stops the batch.
+func TestApplyBatch(t *testing.T) {
+	s := newTestServer(t, nil)
+	recs := []Record{
+		{Time: 1, Argv: [][]byte{[]byte("SET"), []byte("k"), []byte("v")}},
+		{Time: 2, Argv: [][]byte{[]byte("LPUSH"), []byte("k"), []byte("x")}},
+		{Time: 3, Argv: [][]byte{[]byte("RPUSH"), []byte("q"), []byte("a"), []byte("b")}},
+		{Time: 4, Argv: [][]byte{[]byte("LPOP"), []byte("q"), []byte("5")}},
+	}
+	applied, err := s.ApplyBatch(recs, 3)
+	if err != nil || len(applied) != 4 {
+		t.Fatalf("ApplyBatch = %d results, %v", len(applied), err)
+	}
+	var ae *ApplyError
+	if !errors.As(applied[1].Err, &ae) || !strings.HasPrefix(ae.Reply, "WRONGTYPE") {
+		t.Fatalf("LPUSH on a string: Err = %v, want an *ApplyError with WRONGTYPE", applied[1].Err)
+	}
+	for i, want := range []string{"+OK\r\n", "-WRONGTYPE", ":2\r\n", "*2\r\n$1\r\na\r\n$1\r\nb\r\n"} {
+		if !strings.HasPrefix(string(applied[i].Reply), want) {
+			t.Errorf("record %d replied %q, want %q", i, applied[i].Reply, want)
+		}
+		if (i == 1) != (applied[i].Err != nil) {
+			t.Errorf("record %d: Err = %v", i, applied[i].Err)
+		}
+	}
+	if v := dump(s); !strings.Contains(v, `"k" exp=0 string "v"`) || strings.Contains(v, `"q"`) {
+		t.Fatalf("state after the batch:\n%s", v)
+	}
+	applied, err = s.ApplyBatch([]Record{recs[0], {Time: 5, Argv: [][]byte{[]byte("GET"), []byte("k")}}, recs[2]}, 0)
+	if err == nil || len(applied) != 1 || applied[0].Reply != nil {
+		t.Fatalf("a read in a batch: %d applied, %v; want the prefix and an error", len(applied), err)
 	}
 }

@@ -24,6 +24,7 @@ type Ctx struct {
 
 	dirty   int      // changes made; a write with dirty > 0 is logged
 	logArgv [][]byte // what to log instead of argv (BLPOP served → LPOP)
+	failed  string   // the first error reply the command gave: it failed
 
 	// Set by a blocking handler that found nothing to serve.
 	blockKeys     [][]byte
@@ -34,8 +35,14 @@ type Ctx struct {
 // arg returns argument i as a string (allocates; for options and names).
 func (x *Ctx) arg(i int) string { return string(x.argv[i]) }
 
-// error writes an error reply.
-func (x *Ctx) error(msg string) { x.w.Error(msg) }
+// error writes an error reply, and records that the command failed: every
+// error reply goes through here, which is how ApplyBatch tells failure.
+func (x *Ctx) error(msg string) {
+	if x.failed == "" {
+		x.failed = msg
+	}
+	x.w.Error(msg)
+}
 
 // mayBlock reports whether a blocking command may really block now: not
 // in MULTI, not during replay.

@@ -64,6 +64,7 @@ type Server struct {
 	ready                             []readyKey // keys a write may have made servable to blocked clients
 	served                            []*Client  // blocked clients served by the current command
 	replayW                           resp.Writer
+	replayCtx                         Ctx // the record being applied (ApplyBatch)
 	stats                             stats
 	slowlog                           slowlog
 	commands                          map[string]*Command
