@@ -49,6 +49,10 @@ type Snapshot struct {
 	held    bool      // the reader holds the lock throughout: no epochs, no chunks
 	walks   []*dbWalk // by database index; nil for a database that was empty
 	running int       // walks not finished; at 0 writers stop handing values over
+	// restoredVer is the version of the objects a Restore installed while
+	// this snapshot was being walked: they were not there when it was
+	// taken, so writers never hand them over (restore.go).
+	restoredVer uint32
 }
 
 // SnapshotDB is one database of a snapshot, with its counts when it was
@@ -270,7 +274,7 @@ func (s *Server) willChange(db *DB, key string, o *Object) {
 	if o.ver == s.epoch {
 		return
 	}
-	if sn := s.snap; sn != nil && o.ver <= sn.epoch && o.seen != sn.epoch {
+	if sn := s.snap; sn != nil && o.ver <= sn.epoch && o.seen != sn.epoch && o.ver != sn.restoredVer {
 		o.seen = sn.epoch
 		if w := sn.walks[db.index]; w != nil && (o.expireAt == 0 || o.expireAt > sn.Time) {
 			w.saved = append(w.saved, SnapshotEntry{Key: key, Value: frozenValue(o.value), ExpireAt: o.expireAt})
@@ -303,12 +307,8 @@ func (s *Server) Load(db int, key string, value any, expireAt int64) error {
 	if expireAt != 0 && expireAt <= s.now() {
 		return nil
 	}
-	switch value.(type) {
-	case []byte, *listpack.Quicklist:
-	default:
-		if !loadableExt(value) {
-			return fmt.Errorf("server: cannot load %q: unsupported value %T", key, value)
-		}
+	if !loadable(value) {
+		return fmt.Errorf("server: cannot load %q: unsupported value %T", key, value)
 	}
 	d := s.dbs[db]
 	d.remove(key)

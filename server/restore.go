@@ -1,0 +1,103 @@
+package server
+
+import (
+	"fmt"
+	"hash/maphash"
+
+	"github.com/google/btree"
+	"github.com/redstream/redstream/listpack"
+)
+
+// Put installs one key of a snapshot being restored (see Restore).
+type Put func(db int, key string, value any, expireAt int64) error
+
+// Restore replaces the whole keyspace with what load puts, while the
+// server serves: the new databases are built aside, without the lock, and
+// swapped in under it in one step, as a Raft follower installing its
+// leader's snapshot must (DESIGN principle 5; hashicorp/raft's
+// FSM.Restore discards all prior state). Clients see the old keyspace,
+// then the new one, never a mix. Keys expired by now are dropped, as a
+// load drops them. After the swap, transactions WATCHing a key of a
+// replaced database fail, and clients blocked on a key are served if the
+// new keyspace has what they wait for.
+//
+// A snapshot being walked when the swap comes (a BGSAVE) still yields
+// the keyspace as it was when taken: its walk goes on over the old
+// databases, which nothing changes any more.
+func (s *Server) Restore(load func(put Put) error) error {
+	s.mu.Lock()
+	s.epoch++ // the new objects are newer than any snapshot taken so far
+	ver, now, n := s.epoch, s.now(), len(s.dbs)
+	seeds := make([]maphash.Seed, n)
+	for i, db := range s.dbs {
+		seeds[i] = db.seed
+	}
+	s.mu.Unlock()
+
+	fresh := make([]restoredDB, n)
+	for i := range fresh {
+		fresh[i] = restoredDB{keys: map[string]*Object{}, expires: map[string]int64{}, order: btree.NewG(32, scanLess), seed: seeds[i]}
+	}
+	put := func(db int, key string, value any, expireAt int64) error {
+		if db < 0 || db >= n {
+			return fmt.Errorf("server: snapshot has database %d, only %d configured (databases)", db, n)
+		}
+		if !loadable(value) {
+			return fmt.Errorf("server: cannot restore %q: unsupported value %T", key, value)
+		}
+		if expireAt != 0 && expireAt <= now {
+			return nil
+		}
+		fresh[db].put(key, &Object{value: value, expireAt: expireAt, access: now, ver: ver})
+		return nil
+	}
+	if err := load(put); err != nil {
+		return err
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sn := s.snap; sn != nil && sn.epoch >= ver {
+		sn.restoredVer = ver // it began during the build: the new objects are not in it
+	}
+	for i, db := range s.dbs {
+		for key := range db.watchers {
+			s.touchWatched(db, []byte(key))
+		}
+		db.keys, db.expires, db.order = fresh[i].keys, fresh[i].expires, fresh[i].order
+		for key := range db.waiters {
+			s.signalReady(db, []byte(key))
+		}
+	}
+	s.serveReady()
+	s.commit()
+	return nil
+}
+
+// restoredDB is a database being built by Restore.
+type restoredDB struct {
+	keys    map[string]*Object
+	expires map[string]int64
+	order   *btree.BTreeG[scanEntry]
+	seed    maphash.Seed
+}
+
+func (r *restoredDB) put(key string, o *Object) {
+	if _, dup := r.keys[key]; !dup {
+		r.order.ReplaceOrInsert(scanEntry{maphash.String(r.seed, key), key})
+	}
+	r.keys[key] = o
+	delete(r.expires, key)
+	if o.expireAt != 0 {
+		r.expires[key] = o.expireAt
+	}
+}
+
+// loadable reports whether a snapshot value is one the server holds.
+func loadable(v any) bool {
+	switch v.(type) {
+	case []byte, *listpack.Quicklist:
+		return true
+	}
+	return loadableExt(v)
+}
