@@ -321,3 +321,40 @@ func TestApplyBatch(t *testing.T) {
 		t.Fatalf("a read in a batch: %d applied, %v; want the prefix and an error", len(applied), err)
 	}
 }
+
+// TestReadsArePure is issue 12 §4: a read that finds an expired key only
+// misses it: it deletes nothing and logs nothing (a replica's reads must
+// not write), while a write that finds it deletes it and logs the DEL
+// before itself, so that replay agrees.
+func TestReadsArePure(t *testing.T) {
+	log := &recordingLog{}
+	s := newTestServer(t, log)
+	c := connect(t, s)
+	c.do("SET", "k", "v", "PX", "1")
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if c.do("EXISTS", "k") == ":0\r\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("k never expired")
+		}
+	}
+	for _, read := range [][]string{{"GET", "k"}, {"TTL", "k"}, {"TYPE", "k"}, {"STRLEN", "k"}, {"LRANGE", "k", "0", "-1"}} {
+		c.do(read...)
+	}
+	log.mu.Lock()
+	n := len(log.records)
+	log.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("after reads of an expired key the log holds %d records, want only the SET", n)
+	}
+	if got := c.do("DBSIZE"); got != ":1\r\n" {
+		t.Fatalf("DBSIZE = %q: the reads deleted the expired key", got)
+	}
+	c.do("RPUSH", "k", "x")
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if len(log.records) != 3 || string(log.records[1].Argv[0]) != "DEL" || string(log.records[2].Argv[0]) != "RPUSH" {
+		t.Fatalf("a write on the expired key logged %d records, want DEL then RPUSH", len(log.records))
+	}
+}

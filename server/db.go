@@ -114,15 +114,21 @@ func (db *DB) setExpire(key string, o *Object, at int64) {
 }
 
 // lookup returns key's object, or nil if it does not exist or has expired
-// by x.now. An expired key found here is deleted (and, live, the deletion
-// is logged as a DEL, so replay agrees). Lock should be held.
+// by x.now. Reads are pure: an expired key a read finds is only missing
+// to it, and stays until active expiry or a write removes it. A write
+// that finds one deletes it (and, live, logs the deletion as a DEL, so
+// replay agrees). So whether and when a key expires is decided by writes
+// and the expire cycle alone, which under replication run on the leader,
+// and a read never makes a record. Lock should be held.
 func (x *Ctx) lookup(key []byte) *Object {
 	o := x.db.keys[string(key)]
 	if o == nil {
 		return nil
 	}
 	if o.expireAt != 0 && o.expireAt <= x.now {
-		x.s.expireKey(x.db, string(key), x.now, x.replay)
+		if x.replay || (x.cmd != nil && x.cmd.Flags&FlagWrite != 0) {
+			x.s.expireKey(x.db, string(key), x.now, x.replay)
+		}
 		return nil
 	}
 	if x.c == nil || !x.c.noTouch || x.cmd.Name == "touch" { // TOUCH touches even under NO-TOUCH
