@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,9 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
-	"github.com/redstream/redstream/listpack"
 	"github.com/redstream/redstream/persistence"
 	"github.com/redstream/redstream/server"
 )
@@ -147,105 +144,28 @@ func (d *durability) loadRDB(r io.Reader) error {
 			size = info.Size()
 		}
 	}
-	dec := persistence.NewDecoder(r, &persistence.DecodeOptions{ListFill: d.cfg.ListMaxListpackSize, Size: size})
-	start, last := time.Now(), time.Now()
-	keys := 0
-	for {
-		e, err := dec.Next()
-		if err == io.EOF {
-			d.logger.Info("RDB loaded", "keys", keys, "bytes", dec.Offset(), "seconds", fmt.Sprintf("%.3f", time.Since(start).Seconds()))
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		value, err := fromRDBValue(e.Value, d.cfg.ListMaxListpackSize)
-		if err != nil {
-			return fmt.Errorf("key %q: %w", e.Key, err)
-		}
-		expire := int64(0)
-		if e.HasExpire {
-			expire = e.ExpireAt
-		}
-		if err := d.srv.Load(e.DB, string(e.Key), value, expire); err != nil {
-			return err
-		}
-		keys++
-		if time.Since(last) >= time.Second && size > 0 {
-			last = time.Now()
-			d.logger.Info("loading RDB", "percent", fmt.Sprintf("%.1f", 100*float64(dec.Offset())/float64(size)), "keys", keys)
-		}
+	start := time.Now()
+	keys, err := persistence.ReadSnapshot(r, persistence.DecodeOptions{ListFill: d.cfg.ListMaxListpackSize, Size: size},
+		d.srv.Load, func(offset int64, keys int) {
+			if size > 0 {
+				d.logger.Info("loading RDB", "percent", fmt.Sprintf("%.1f", 100*float64(offset)/float64(size)), "keys", keys)
+			}
+		})
+	if err == nil {
+		d.logger.Info("RDB loaded", "keys", keys, "bytes", size, "seconds", fmt.Sprintf("%.3f", time.Since(start).Seconds()))
 	}
-}
-
-// fromRDBValue turns a decoded RDB value into the server's value.
-func fromRDBValue(v persistence.Value, fill int) (any, error) {
-	switch v := v.(type) {
-	case persistence.String:
-		return []byte(v), nil
-	case persistence.List:
-		return listpack.QuicklistFromNodes(fill, v), nil
-	}
-	return fromRDBValueExt(v)
-}
-
-// toRDBValue turns a snapshot's value view into the codec's value.
-func toRDBValue(v any) (persistence.Value, error) {
-	switch v := v.(type) {
-	case []byte:
-		return persistence.String(v), nil
-	case *listpack.Quicklist:
-		var nodes persistence.List
-		v.Nodes(func(lp listpack.Listpack) bool { nodes = append(nodes, lp); return true })
-		return nodes, nil
-	}
-	return toRDBValueExt(v)
+	return err
 }
 
 // writeRDB writes snap to w in Redis's RDB format.
 func (d *durability) writeRDB(w io.Writer, snap *server.Snapshot, aofBase bool) error {
-	opt := &persistence.EncodeOptions{
+	return persistence.WriteSnapshot(w, snap, persistence.EncodeOptions{
 		NoCompression:    !d.cfg.RDBCompression,
 		NoChecksum:       !d.cfg.RDBChecksum,
 		RedstreamVersion: server.Version,
 		AOFBase:          aofBase,
 		ListFill:         d.cfg.ListMaxListpackSize,
-		Ctime:            time.UnixMilli(snap.Time),
-	}
-	var dbs []persistence.DB
-	for _, sdb := range snap.DBs {
-		dbs = append(dbs, persistence.DB{ID: sdb.Index, Keys: uint64(sdb.Keys), Expires: uint64(sdb.Expires),
-			Entries: snapshotEntries(snap, sdb.Index)})
-	}
-	return persistence.Encode(w, opt, dbs)
-}
-
-// snapshotEntries turns a snapshot's keys into the codec's entries. The
-// encoder writes each entry before it asks for the next and keeps nothing
-// of it, so one Entry, one node list and the key's own bytes serve every
-// key: a save of a million small keys then makes little garbage, and
-// seldom starts a collection that the clients' latency would feel.
-func snapshotEntries(snap *server.Snapshot, db int) iter.Seq2[*persistence.Entry, error] {
-	return func(yield func(*persistence.Entry, error) bool) {
-		var e persistence.Entry
-		var nodes persistence.List
-		for se := range snap.Entries(db) {
-			var v persistence.Value
-			var err error
-			if q, ok := se.Value.(*listpack.Quicklist); ok {
-				nodes = nodes[:0]
-				q.Nodes(func(lp listpack.Listpack) bool { nodes = append(nodes, lp); return true })
-				v = nodes
-			} else {
-				v, err = toRDBValue(se.Value)
-			}
-			e = persistence.Entry{DB: db, Key: unsafe.Slice(unsafe.StringData(se.Key), len(se.Key)), Value: v,
-				ExpireAt: se.ExpireAt, HasExpire: se.ExpireAt != 0}
-			if !yield(&e, err) || err != nil {
-				return
-			}
-		}
-	}
+	})
 }
 
 // tempPath is where a save by process pid writes before its rename.

@@ -1,4 +1,4 @@
-package cli
+package persistence
 
 import (
 	"bytes"
@@ -7,20 +7,19 @@ import (
 	"math"
 	"slices"
 
-	"github.com/redstream/redstream/persistence"
 	"github.com/redstream/redstream/stream"
 )
 
-// fromRDBValueExt and toRDBValueExt convert the value types beyond
-// strings and lists between the server and the RDB codec.
-func fromRDBValueExt(v persistence.Value) (any, error) {
-	if s, ok := v.(*persistence.Stream); ok {
+// fromValueExt and toValueExt convert the value types beyond strings and
+// lists between the server's values and the codec's.
+func fromValueExt(v Value) (any, error) {
+	if s, ok := v.(*Stream); ok {
 		return streamFromRDB(s)
 	}
 	return nil, fmt.Errorf("cannot load a %T value yet", v)
 }
 
-func toRDBValueExt(v any) (persistence.Value, error) {
+func toValueExt(v any) (Value, error) {
 	if s, ok := v.(*stream.Stream); ok {
 		return streamToRDB(s), nil
 	}
@@ -29,20 +28,20 @@ func toRDBValueExt(v any) (persistence.Value, error) {
 
 // streamToRDB turns a stream's snapshot view into the codec's value: the
 // nodes go verbatim (a snapshot's nodes are never written again).
-func streamToRDB(s *stream.Stream) *persistence.Stream {
+func streamToRDB(s *stream.Stream) *Stream {
 	m := s.Meta()
-	out := &persistence.Stream{Length: m.Length, LastID: rdbID(m.LastID), FirstID: rdbID(m.FirstID),
+	out := &Stream{Length: m.Length, LastID: rdbID(m.LastID), FirstID: rdbID(m.FirstID),
 		MaxDeletedID: rdbID(m.MaxDeletedID), EntriesAdded: m.EntriesAdded}
 	s.EachNode(func(n stream.Node) bool {
-		out.Nodes = append(out.Nodes, persistence.StreamNode{Master: rdbID(n.Master), Listpack: n.Listpack})
+		out.Nodes = append(out.Nodes, StreamNode{Master: rdbID(n.Master), Listpack: n.Listpack})
 		return true
 	})
 	st := s.IDMP()
-	idmp := &persistence.IDMP{Duration: uint64(st.Duration), MaxSize: uint64(st.MaxSize), Added: st.Added, Duplicates: st.Duplicates}
+	idmp := &IDMP{Duration: uint64(st.Duration), MaxSize: uint64(st.MaxSize), Added: st.Added, Duplicates: st.Duplicates}
 	for _, p := range st.Producers {
-		pr := persistence.IDMPProducer{PID: p.PID}
+		pr := IDMPProducer{PID: p.PID}
 		for _, r := range p.IIDs {
-			pr.Entries = append(pr.Entries, persistence.IDMPEntry{IID: r.IID, ID: rdbID(r.ID), Time: r.Time})
+			pr.Entries = append(pr.Entries, IDMPEntry{IID: r.IID, ID: rdbID(r.ID), Time: r.Time})
 		}
 		idmp.Producers = append(idmp.Producers, pr)
 	}
@@ -66,8 +65,8 @@ var releasedConsumer = []byte("\x00redstream:released")
 
 const releasedMark = math.MinInt64
 
-func groupToRDB(g stream.GroupState) persistence.Group {
-	out := persistence.Group{Name: g.Name, LastID: rdbID(g.LastID), EntriesRead: g.EntriesRead}
+func groupToRDB(g stream.GroupState) Group {
+	out := Group{Name: g.Name, LastID: rdbID(g.LastID), EntriesRead: g.EntriesRead}
 	rank := make(map[stream.ID]int64, len(g.Released))
 	for i, id := range g.Released {
 		rank[id] = int64(i + 1)
@@ -77,17 +76,17 @@ func groupToRDB(g stream.GroupState) persistence.Group {
 		if r, ok := rank[p.ID]; ok {
 			t = r
 		}
-		out.PEL = append(out.PEL, persistence.PendingEntry{ID: rdbID(p.ID), DeliveryTime: t, DeliveryCount: uint64(p.DeliveryCount)})
+		out.PEL = append(out.PEL, PendingEntry{ID: rdbID(p.ID), DeliveryTime: t, DeliveryCount: uint64(p.DeliveryCount)})
 	}
 	for _, c := range g.Consumers {
-		rc := persistence.Consumer{Name: c.Name, SeenTime: c.SeenTime, ActiveTime: c.ActiveTime}
+		rc := Consumer{Name: c.Name, SeenTime: c.SeenTime, ActiveTime: c.ActiveTime}
 		for _, id := range c.PEL {
 			rc.PEL = append(rc.PEL, rdbID(id))
 		}
 		out.Consumers = append(out.Consumers, rc)
 	}
 	if len(g.Released) > 0 {
-		rc := persistence.Consumer{Name: releasedConsumer, SeenTime: releasedMark, ActiveTime: releasedMark}
+		rc := Consumer{Name: releasedConsumer, SeenTime: releasedMark, ActiveTime: releasedMark}
 		for _, p := range g.PEL {
 			if _, ok := rank[p.ID]; ok {
 				rc.PEL = append(rc.PEL, rdbID(p.ID))
@@ -99,12 +98,12 @@ func groupToRDB(g stream.GroupState) persistence.Group {
 }
 
 // insertConsumer keeps consumers in name order, as Redis writes them.
-func insertConsumer(cs []persistence.Consumer, c persistence.Consumer) []persistence.Consumer {
-	i, _ := slices.BinarySearchFunc(cs, c.Name, func(e persistence.Consumer, name []byte) int { return bytes.Compare(e.Name, name) })
+func insertConsumer(cs []Consumer, c Consumer) []Consumer {
+	i, _ := slices.BinarySearchFunc(cs, c.Name, func(e Consumer, name []byte) int { return bytes.Compare(e.Name, name) })
 	return slices.Insert(cs, i, c)
 }
 
-func groupFromRDB(g persistence.Group) stream.GroupState {
+func groupFromRDB(g Group) stream.GroupState {
 	out := stream.GroupState{Name: g.Name, LastID: stream.ID(g.LastID), EntriesRead: g.EntriesRead}
 	var released map[stream.ID]bool
 	for _, c := range g.Consumers {
@@ -142,7 +141,7 @@ func groupFromRDB(g persistence.Group) stream.GroupState {
 }
 
 // streamFromRDB builds a stream from a decoded one, groups included.
-func streamFromRDB(v *persistence.Stream) (*stream.Stream, error) {
+func streamFromRDB(v *Stream) (*stream.Stream, error) {
 	nodes := make([]stream.Node, len(v.Nodes))
 	for i, n := range v.Nodes {
 		nodes[i] = stream.Node{Master: stream.ID(n.Master), Listpack: n.Listpack}
@@ -176,4 +175,4 @@ func streamFromRDB(v *persistence.Stream) (*stream.Stream, error) {
 	return s, nil
 }
 
-func rdbID(id stream.ID) persistence.StreamID { return persistence.StreamID(id) }
+func rdbID(id stream.ID) StreamID { return StreamID(id) }
