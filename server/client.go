@@ -159,9 +159,27 @@ func (s *Server) removeClient(c *Client) {
 	delete(s.clients, c.id)
 }
 
-// maxBatch bounds how many pipelined commands run under one hold of the
-// keyspace lock, so one deep pipeline cannot starve other clients.
-const maxBatch = 128
+// A turn is one hold of the keyspace lock by one client. A pipeline runs
+// under as few turns as it can (one lock, one log commit, one write), but
+// a turn is bounded, so that one client's pipeline cannot stall the
+// others:
+//   - maxBatch commands at most;
+//   - it ends once its replies pass maxTurnOutput bytes, and the client
+//     writes them before its next turn: a pipeline of big replies
+//     (LRANGE of megabytes) lets other clients in after each, and a
+//     client that stops reading holds one turn's output, not a pipeline's;
+//   - it ends once its commands have run for maxTurnTime (measured from
+//     the first command's start to the last one's, with the clock reading
+//     dispatch takes anyway), so a pipeline of slow commands lets others
+//     in too.
+//
+// Redis bounds its turns by input instead (one read of 16 KB per client
+// per event loop), which bounds neither the time nor the reply bytes.
+const (
+	maxBatch      = 128
+	maxTurnOutput = maxPendingOutput
+	maxTurnTime   = time.Millisecond
+)
 
 // serve is the connection loop. It parses every complete command that has
 // arrived (outside the lock), runs them under one hold of the lock and one
@@ -229,6 +247,12 @@ func (c *Client) run(batch [][][]byte) bool {
 			return false
 		}
 		if c.blocked == nil {
+			if len(batch) > 0 && c.out.Len() > maxPendingOutput {
+				// The turn ended on its output: write it before the next.
+				if c.flush() != nil {
+					return false
+				}
+			}
 			continue
 		}
 		// The commands after the blocked one alias the read buffer, which
@@ -245,17 +269,29 @@ func (c *Client) run(batch [][][]byte) bool {
 	return true
 }
 
-// runLocked runs commands under one hold of the lock until one blocks or
-// asks to quit, commits their writes to the log together, and returns how
+// runLocked runs commands under one hold of the lock (a turn) until one
+// blocks or asks to quit or the turn's bounds are reached, commits their writes to the log together, and returns how
 // many it ran and the commit's ticket.
 func (c *Client) runLocked(batch [][][]byte) (n int, ticket uint64) {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	mark := c.out.Len()
+	var first time.Time
 	for _, argv := range batch {
 		c.process(argv)
 		n++
 		if c.blocked != nil || c.quit || c.shutdown != nil {
+			break
+		}
+		// The turn's bounds (see maxBatch). lastInteraction is when
+		// dispatch started the command just run.
+		if n == 1 {
+			first = c.lastInteraction
+		} else if c.lastInteraction.Sub(first) >= maxTurnTime {
+			break
+		}
+		if c.out.Len()-mark >= maxTurnOutput {
 			break
 		}
 	}
