@@ -86,7 +86,8 @@ func drainRow(consumers, entries int) Row {
 	return Row{
 		Group: "groups",
 		Metrics: []Metric{{Name: fmt.Sprintf("drain %d entries, %d consumers, XREADGROUP COUNT 100 + XACK", entries, consumers),
-			Unit: "ops/s", Higher: true, Target: 0.9}},
+			Unit: "ops/s", Higher: true, Target: 0.9},
+			{Name: "drain, server CPU per entry", Unit: "µs", Target: 1.1}},
 		Run: func(t *Target) ([]float64, error) {
 			if err := fillStream(t.Addr, "bench:drain", entries); err != nil {
 				return nil, err
@@ -101,7 +102,10 @@ func drainRow(consumers, entries int) Row {
 			defer closeAll(conns)
 			var drained atomic.Int64
 			var k atomic.Int64
-			start := time.Now()
+			start, cpu0, err := time.Now(), time.Duration(0), error(nil)
+			if cpu0, err = t.CPU(); err != nil {
+				return nil, err
+			}
 			err = parallel(conns, func(c *Conn) error {
 				name := "c" + strconv.Itoa(int(k.Add(1)))
 				for {
@@ -119,10 +123,15 @@ func drainRow(consumers, entries int) Row {
 					drained.Add(int64(len(ids)))
 				}
 			})
+			elapsed := time.Since(start)
+			cpu1, cerr := t.CPU()
+			if err == nil {
+				err = cerr
+			}
 			if err == nil && drained.Load() != int64(entries) {
 				err = fmt.Errorf("drained %d of %d entries", drained.Load(), entries)
 			}
-			return []float64{float64(entries) / time.Since(start).Seconds()}, err
+			return []float64{float64(entries) / elapsed.Seconds(), float64(cpu1-cpu0) / float64(time.Microsecond) / float64(entries)}, err
 		},
 	}
 }

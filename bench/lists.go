@@ -31,8 +31,9 @@ func pushPopRow(verb string, clients, pipeline, total int) Row {
 		name += fmt.Sprintf(", pipeline %d", pipeline)
 	}
 	return Row{
-		Group:   "lists",
-		Metrics: []Metric{{Name: name, Unit: "ops/s", Higher: true, Target: 0.8}},
+		Group: "lists",
+		Metrics: []Metric{{Name: name, Unit: "ops/s", Higher: true, Target: 0.8},
+			{Name: name + ", server CPU per op", Unit: "µs", Target: 1.1}},
 		Run: func(t *Target) ([]float64, error) {
 			if verb == "RPOP" { // something to pop for every request
 				err := fill(t.Addr, total/100+1, func(i int) []byte {
@@ -50,8 +51,12 @@ func pushPopRow(verb string, clients, pipeline, total int) Row {
 			if verb == "RPOP" {
 				req = Encode("RPOP", "bench:list")
 			}
-			ops, err := throughput(t.Addr, clients, total, pipeline, req)
-			return []float64{ops}, err
+			var ops float64
+			cpu, err := cpuPer(t, total, func() (err error) {
+				ops, err = throughput(t.Addr, clients, total, pipeline, req)
+				return err
+			})
+			return []float64{ops, cpu}, err
 		},
 	}
 }

@@ -219,3 +219,49 @@ func freePort() (int, error) {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
+
+// clockTick is the unit of /proc's CPU times (USER_HZ): 100 per second on
+// Linux whatever the kernel's own tick.
+const clockTick = 10 * time.Millisecond
+
+// CPU returns the CPU time the server process has used, user plus system,
+// over all its threads (those that have ended too): what it cost to serve
+// the load, beside what the load generator saw.
+func (t *Target) CPU() (time.Duration, error) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(t.Pid()), "stat"))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: count from after it.
+	rest := string(data)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("unexpected stat: %q", data)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64) // field 14 of stat
+	stime, err2 := strconv.ParseInt(f[12], 10, 64) // field 15
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("unexpected stat: %q", data)
+	}
+	return time.Duration(utime+stime) * clockTick, nil
+}
+
+// cpuPer runs fn, which does ops operations on t, and returns the server's
+// CPU time per operation in µs.
+func cpuPer(t *Target, ops int, fn func() error) (float64, error) {
+	before, err := t.CPU()
+	if err != nil {
+		return 0, err
+	}
+	if err := fn(); err != nil {
+		return 0, err
+	}
+	after, err := t.CPU()
+	if err != nil {
+		return 0, err
+	}
+	return float64(after-before) / float64(time.Microsecond) / float64(max(ops, 1)), nil
+}

@@ -36,6 +36,7 @@ func runBench(c *ucli.Context) error {
 	all := append(bench.ListRows(c.Float64("scale")), bench.StreamRows(c.Float64("scale"))...)
 	all = append(all, bench.PersistenceRows(c.Float64("scale"))...)
 	all = append(all, bench.GroupRows(c.Float64("scale"))...)
+	all = append(all, bench.DeliveryRows(c.Float64("scale"))...)
 	rows := selectRows(all, c.StringSlice("group"), c.String("only"))
 	ours := &bench.Side{Start: func(cfg ...string) (*bench.Target, error) { return bench.StartRedstream(exe, cfg...) }}
 	defer ours.Stop()
