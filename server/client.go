@@ -29,8 +29,14 @@ type Client struct {
 
 	// wmu serialises writes to conn: a pusher may write this client's
 	// served reply (handoff.go). handoff holds what it could not write.
-	wmu     sync.Mutex
-	handoff []byte
+	// wdeadline: conn may have a write deadline (send), owned with wmu.
+	wmu       sync.Mutex
+	handoff   []byte
+	wdeadline bool
+	// unsent counts the bytes handed to a write (a flush, a handoff, the
+	// replies before a blocking command) that the socket has not taken
+	// yet: part of the output the client holds (outputlimit.go).
+	unsent atomic.Int64
 
 	// Owned by the connection goroutine: served replies its last commit
 	// took over, to write after it (handoff.go).
@@ -41,6 +47,9 @@ type Client struct {
 
 	// Guarded by s.mu.
 	out             resp.Writer      // replies not yet written to the connection
+	flushing        int              // bytes of out a flush is writing (counted in unsent meanwhile)
+	softLimitSince  int64            // unix time its output was first seen past the soft limit; 0: not
+	closeASAP       bool             // its output passed its limit: close without writing (outputlimit.go)
 	durable         uint64           // the log ticket the pending replies wait for; 0: none
 	ranCommand      bool             // the batch under way executed a command (its reply may show data)
 	shutdown        *shutdownRequest // a SHUTDOWN to carry out once the batch lets the lock go
@@ -242,6 +251,9 @@ func (c *Client) run(batch [][][]byte) bool {
 		if c.shutdown != nil {
 			c.shutdownNow()
 		}
+		if c.closeASAP {
+			return false // its output was dropped: nothing to write
+		}
 		if c.quit {
 			c.flush()
 			return false
@@ -295,6 +307,7 @@ func (c *Client) runLocked(batch [][][]byte) (n int, ticket uint64) {
 			break
 		}
 	}
+	c.checkTurnOutput()
 	ticket = s.commitBy(c)
 	if c.ranCommand {
 		// A refusal shows no data, so a batch of refusals (MISCONF while
@@ -351,6 +364,8 @@ func (c *Client) flush() error {
 	ticket := c.durable
 	c.durable = 0
 	out := c.out.Bytes()
+	c.flushing = len(out)
+	c.unsent.Add(int64(len(out)))
 	s.mu.Unlock()
 	if err := c.waitDurable(ticket); err != nil {
 		return err
@@ -363,15 +378,54 @@ func (c *Client) flush() error {
 	if len(out) == 0 {
 		return nil
 	}
-	n, err := c.conn.Write(out)
-	s.stats.netOut.Add(int64(n))
+	err := c.send(out)
 	s.mu.Lock()
 	c.out.Reset()
+	c.flushing = 0
 	if cap(out) > 1<<20 {
 		c.out = resp.Writer{Proto: c.out.Proto} // let a huge reply's buffer go
 	}
 	s.mu.Unlock()
 	return err
+}
+
+// maxWriteChunk is the most one write call is given, so that what a
+// client holds (omem) follows a big reply's progress, and a timeout
+// measures the time without progress, not the time a big reply takes.
+const maxWriteChunk = 1 << 20
+
+// send writes buf to the connection and takes it out of c.unsent, as it
+// goes, whether written or dropped on an error. With `timeout` set, a
+// write that makes no progress for that long fails and the client is
+// closed, as Redis closes a client idle that long (its cron does not
+// count a pending reply as activity; writing some of it is). wmu should
+// be held.
+func (c *Client) send(buf []byte) error {
+	defer func() { c.unsent.Add(-int64(len(buf))) }()
+	for len(buf) > 0 {
+		idle := c.s.limits.Load().idleTimeout
+		if idle > 0 {
+			_ = c.conn.SetWriteDeadline(time.Now().Add(idle))
+			c.wdeadline = true
+		} else if c.wdeadline {
+			_ = c.conn.SetWriteDeadline(time.Time{})
+			c.wdeadline = false
+		}
+		n, err := c.conn.Write(buf[:min(len(buf), maxWriteChunk)])
+		c.s.stats.netOut.Add(int64(n))
+		c.unsent.Add(-int64(n))
+		buf = buf[n:]
+		if err != nil {
+			if n > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+				continue // it took some: not idle
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				c.s.logger.Debug("Closing idle client", "addr", c.raddr, "unsent", len(buf))
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // waitDurable waits for the log to make ticket, the client's acknowledged
@@ -397,6 +451,7 @@ func (c *Client) waitBlocked() bool {
 	b := c.blocked
 	earlier := b.earlierOutput
 	b.earlierOutput = nil
+	c.unsent.Add(int64(len(earlier)))
 	ticket := c.durable
 	c.durable = 0
 	s.mu.Unlock()
@@ -405,9 +460,8 @@ func (c *Client) waitBlocked() bool {
 	}
 	if len(earlier) > 0 {
 		c.wmu.Lock()
-		n, err := c.conn.Write(earlier)
+		err := c.send(earlier)
 		c.wmu.Unlock()
-		s.stats.netOut.Add(int64(n))
 		if err != nil {
 			return false
 		}

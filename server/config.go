@@ -30,6 +30,7 @@ type Config struct {
 	LogFile                  string
 	ProtoMaxBulkLen          int64
 	ClientQueryBufferLimit   int64
+	ClientOutputBufferLimit  [numOutputClasses]OutputBufferLimit // per client class (ClassNormal...): outputlimit.go
 	ListMaxListpackSize      int
 	StreamNodeMaxBytes       int
 	StreamNodeMaxEntries     int
@@ -67,6 +68,7 @@ func DefaultConfig() Config {
 		LogLevel:                 "notice",
 		ProtoMaxBulkLen:          512 << 20,
 		ClientQueryBufferLimit:   1 << 30,
+		ClientOutputBufferLimit:  defaultOutputLimits,
 		ListMaxListpackSize:      -2,
 		StreamNodeMaxBytes:       4096,
 		StreamNodeMaxEntries:     100,
@@ -139,6 +141,9 @@ var params = []param{
 	strParam("logfile", false, func(c *Config) *string { return &c.LogFile }),
 	memParam("proto-max-bulk-len", true, 1<<20, func(c *Config) *int64 { return &c.ProtoMaxBulkLen }),
 	memParam("client-query-buffer-limit", true, 1<<20, func(c *Config) *int64 { return &c.ClientQueryBufferLimit }),
+	{name: "client-output-buffer-limit", mutable: true, multi: true,
+		get: func(c *Config) string { return formatOutputLimits(&c.ClientOutputBufferLimit) },
+		set: func(c *Config, v []string) error { return setOutputLimits(&c.ClientOutputBufferLimit, v) }},
 	withAlias(intParam("list-max-listpack-size", true, math.MinInt32, math.MaxInt32, func(c *Config) *int { return &c.ListMaxListpackSize }), "list-max-ziplist-size"),
 	intMemParam("stream-node-max-bytes", true, func(c *Config) *int { return &c.StreamNodeMaxBytes }),
 	intParam("stream-node-max-entries", true, 0, math.MaxInt32, func(c *Config) *int { return &c.StreamNodeMaxEntries }),

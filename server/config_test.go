@@ -162,6 +162,14 @@ var cfgSetCases = []cfgSetCase{
 	{name: "rdbcompression", args: cfgArgs("no"), get: "no"},
 	{name: "rdbcompression", args: cfgArgs("sometimes"), bad: true, errText: "argument must be 'yes' or 'no'"},
 	{name: "rdbchecksum", args: cfgArgs("no"), get: "no"},
+	// client-output-buffer-limit: <class> <hard> <soft> <seconds>, any
+	// number of classes, in one argument or several (outputlimit_test.go
+	// has the rest).
+	{name: "client-output-buffer-limit", args: cfgArgs("normal 1mb 512kb 10"), get: "normal 1048576 524288 10 slave 268435456 67108864 60 pubsub 33554432 8388608 60"},
+	{name: "client-output-buffer-limit", args: cfgArgs("replica", "0", "0", "0"), get: "normal 0 0 0 slave 0 0 0 pubsub 33554432 8388608 60"},
+	{name: "client-output-buffer-limit", args: cfgArgs("normal 1mb"), bad: true, errText: "Wrong number of arguments in buffer limit configuration."},
+	{name: "client-output-buffer-limit", args: cfgArgs("master 0 0 0"), bad: true, errText: "Invalid client class specified in buffer limit configuration."},
+	{name: "client-output-buffer-limit", args: cfgArgs("normal 1mb x 0"), bad: true, errText: "Error in hard, soft or soft_seconds setting in buffer limit configuration."},
 }
 
 func TestConfigSetGet(t *testing.T) {
@@ -282,7 +290,7 @@ func TestConfigNamesAndArgs(t *testing.T) {
 		if err := cfg.Set(name, nil); !errors.Is(err, ErrParamArgs) {
 			t.Errorf("Set(%q, no args) = %v, want ErrParamArgs", name, err)
 		}
-		if name == "bind" || name == "save" { // several words: "save 3600 1 300 100"
+		if name == "bind" || name == "save" || name == "client-output-buffer-limit" { // several words: "save 3600 1 300 100"
 			continue
 		}
 		v, _ := cfg.Get(name)

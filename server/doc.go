@@ -6,7 +6,7 @@
 //	conn goroutine                     keyspace lock held
 //	──────────────                     ──────────────────
 //	resp.Reader.Next ×N  (a pipeline)
-//	                      ──lock──▶    for each command:
+//	                      ──lock──▶    for each command of the turn:
 //	                                     lookupCommand, arity, auth, OOM,
 //	                                     MULTI queueing  (dispatch.go)
 //	                                     execute: handler(*Ctx) writes the
@@ -15,8 +15,17 @@
 //	                                     serveReady: re-run blocked clients
 //	                                       whose keys this made ready
 //	                                   commit: Log.Append(records) once
+//	                                   check the client's output limit
 //	                      ◀─unlock──
-//	wait(durable) ─▶ conn.Write(all replies)
+//	wait(durable) ─▶ conn.Write(the replies)
+//
+// A turn (one hold of the lock) runs a pipeline's commands until one
+// blocks, or 128 have run, or their replies pass 64 KB, or they have run
+// for 1 ms; the replies are written when the input runs dry or before the
+// next turn once they pass 64 KB (client.go). So a pipeline of big or
+// slow commands lets other clients in between, and a client that stops
+// reading holds one turn's output: its goroutine waits in the write,
+// which `timeout` and client-output-buffer-limit end (outputlimit.go).
 //
 // # One deterministic state machine
 //

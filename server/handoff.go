@@ -37,6 +37,7 @@ func (by *Client) takeReply(sc *Client) bool {
 		return false
 	}
 	sc.handoff = append(sc.handoff[:0], sc.out.Bytes()...)
+	sc.unsent.Add(int64(len(sc.handoff)))
 	sc.out.Reset()
 	by.deliveries = append(by.deliveries, sc)
 	return true
@@ -73,6 +74,7 @@ func (c *Client) writeHandoffNow() {
 			break
 		}
 		c.s.stats.netOut.Add(int64(n))
+		c.unsent.Add(-int64(n))
 		buf = buf[n:]
 	}
 	c.handoff = append(c.handoff[:0], buf...)
@@ -84,8 +86,7 @@ func (c *Client) writeHandoff() error {
 	if len(c.handoff) == 0 {
 		return nil
 	}
-	n, err := c.conn.Write(c.handoff)
-	c.s.stats.netOut.Add(int64(n))
+	err := c.send(c.handoff)
 	c.handoff = c.handoff[:0]
 	return err
 }

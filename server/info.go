@@ -112,8 +112,13 @@ func infoClients(s *Server, b *strings.Builder) {
 	field(b, "connected_clients", len(s.clients))
 	field(b, "cluster_connections", 0)
 	field(b, "maxclients", s.cfg.MaxClients)
-	field(b, "client_recent_max_input_buffer", 0)
-	field(b, "client_recent_max_output_buffer", 0)
+	var maxIn, maxOut int64
+	for i := range s.stats.peakIn {
+		maxIn = max(maxIn, s.stats.peakIn[i])
+		maxOut = max(maxOut, s.stats.peakOut[i], s.stats.turnPeakOut)
+	}
+	field(b, "client_recent_max_input_buffer", maxIn)
+	field(b, "client_recent_max_output_buffer", maxOut)
 	field(b, "blocked_clients", s.stats.blockedClients)
 	field(b, "tracking_clients", 0)
 	field(b, "pubsub_clients", 0)
@@ -144,6 +149,8 @@ func infoMemory(s *Server, b *strings.Builder) {
 	if used > 0 {
 		field(b, "mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(used)))
 	}
+	field(b, "mem_clients_slaves", 0)
+	field(b, "mem_clients_normal", s.stats.memClientsNormal) // sampled once a second, as Redis's
 	field(b, "mem_allocator", "go-"+runtime.Version())
 	field(b, "gc_cycles", ms.NumGC)
 	field(b, "lazyfree_pending_objects", 0)
@@ -189,6 +196,7 @@ func infoStats(s *Server, b *strings.Builder) {
 	field(b, "pubsub_channels", 0)
 	field(b, "pubsub_patterns", 0)
 	field(b, "total_error_replies", st.errorReplies)
+	field(b, "client_output_buffer_limit_disconnections", st.outputLimitDisconnections)
 	field(b, "latest_fork_usec", st.lastFreezeUsec) // redstream does not fork: the snapshot freeze
 	field(b, "total_blocking_keys", 0)
 }

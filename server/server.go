@@ -289,15 +289,20 @@ func (s *Server) cron() {
 	s.mu.Unlock()
 	t := time.NewTicker(time.Second / time.Duration(hz))
 	defer t.Stop()
-	var lastGC time.Time
+	var lastGC, lastClients time.Time
 	for range t.C {
 		if s.closing.Load() {
 			return
 		}
+		now := time.Now()
 		s.mu.Lock()
 		s.activeExpire()
 		s.stats.sample()
-		s.persistCron(time.Now())
+		s.persistCron(now)
+		if now.Sub(lastClients) >= time.Second {
+			s.clientsCron(now) // every client once a second, as Redis's clientsCron
+			lastClients = now
+		}
 		over := s.cfg.MaxMemory > 0 && s.stats.usedMemory > s.cfg.MaxMemory
 		if s.cfg.Hz != hz {
 			hz = s.cfg.Hz

@@ -25,6 +25,16 @@ type stats struct {
 	lastFreezeUsec int64 // how long the last snapshot held the lock (INFO latest_fork_usec)
 	netIn, netOut  atomic.Int64
 
+	// Client buffers (outputlimit.go): the largest input and held output
+	// seen in each of the last 8 seconds (INFO client_recent_max_*), the
+	// largest turn's output since the last sample, what clients use in
+	// all (INFO mem_clients_normal, sampled once a second), and how many
+	// were closed for passing their output limit.
+	peakIn, peakOut           [8]int64
+	turnPeakOut               int64
+	memClientsNormal          int64
+	outputLimitDisconnections int64
+
 	// instantaneous_ops_per_sec: commands per second over the last 16
 	// samples of the cron.
 	opsSamples [16]float64
@@ -81,6 +91,7 @@ func (s *Server) resetStats() {
 	st.connections, st.rejectedConns, st.commands = 0, 0, 0
 	st.expiredKeys, st.keyspaceHits, st.keyspaceMisses, st.errorReplies = 0, 0, 0, 0
 	st.errorCodes = nil
+	st.outputLimitDisconnections = 0
 	st.netIn.Store(0)
 	st.netOut.Store(0)
 	for _, c := range s.commands {
