@@ -204,8 +204,8 @@ func commandTable() map[string]*Command {
 func allSpecs() []spec {
 	var all []spec
 	for _, family := range [][]spec{
-		connectionSpecs, serverSpecs, persistenceSpecs, keyspaceSpecs, transactionSpecs, stringSpecs, listSpecs, streamSpecs,
-		groupSpecs,
+		connectionSpecs, serverSpecs, persistenceSpecs, keyspaceSpecs, dumpSpecs, transactionSpecs, stringSpecs, listSpecs,
+		streamSpecs, groupSpecs,
 	} {
 		all = append(all, family...)
 	}

@@ -36,6 +36,9 @@ type Options struct {
 	// Persister saves snapshots and rewrites the AOF; nil: SAVE and
 	// friends answer an error.
 	Persister Persister
+	// Codec makes and reads DUMP/RESTORE payloads; nil: they answer an
+	// error.
+	Codec Codec
 }
 
 // InfoField is one "name:value" line of INFO.
@@ -77,6 +80,7 @@ type Server struct {
 	configFile  string
 	persistInfo func() []InfoField
 	persist     Persister
+	codec       Codec
 	runID       string
 	started     time.Time
 	nextID      atomic.Int64
@@ -116,6 +120,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		configFile:  opts.ConfigFile,
 		persistInfo: opts.PersistenceInfo,
 		persist:     opts.Persister,
+		codec:       opts.Codec,
 		runID:       newRunID(),
 		epoch:       1, // never 0: an object's seen is 0 until a snapshot takes it
 		started:     time.Now(),
