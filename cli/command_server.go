@@ -65,7 +65,7 @@ func runServer(c *ucli.Context) (err error) {
 		"appendonly", cfg.AppendOnly, "appendfsync", cfg.AppendFsync)
 	dur := newDurability(cfg, logger)
 	srv, err := server.New(cfg, server.Options{Logger: logger, LogLevel: level, ConfigFile: file,
-		PersistenceInfo: dur.info, Persister: dur})
+		PersistenceInfo: dur.info, Persister: dur, Codec: persistence.DumpCodec{}})
 	if err != nil {
 		return err
 	}
