@@ -384,6 +384,7 @@ func (c *Client) flush() error {
 	c.flushing = 0
 	if cap(out) > 1<<20 {
 		c.out = resp.Writer{Proto: c.out.Proto} // let a huge reply's buffer go
+		s.released.add(cap(out))
 	}
 	s.mu.Unlock()
 	return err

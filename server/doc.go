@@ -26,6 +26,9 @@
 // slow commands lets other clients in between, and a client that stops
 // reading holds one turn's output: its goroutine waits in the write,
 // which `timeout` and client-output-buffer-limit end (outputlimit.go).
+// A big reply's buffer is dropped once written, and the cron returns
+// that memory to the OS after 64 MB of them (or at the end of a burst),
+// instead of leaving it resident until the runtime gets round to it.
 //
 // # One deterministic state machine
 //

@@ -2,8 +2,12 @@ package server
 
 import (
 	"fmt"
+	"math"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redstream/redstream/resp"
@@ -289,6 +293,7 @@ func (c *Client) checkTurnOutput() {
 	}
 	s.logger.Warn(fmt.Sprintf("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", c.infoLine(now.UnixMilli())))
 	s.stats.outputLimitDisconnections++
+	s.released.add(cap(c.out.Bytes()))
 	c.out = resp.Writer{Proto: c.out.Proto} // dropped, not written
 	c.closeASAP = true
 }
@@ -331,4 +336,91 @@ const clientBaseMemory = 16 << 10
 // base. Lock should be held.
 func (c *Client) memoryUsage(held int64) int64 {
 	return clientBaseMemory + c.qbuf.Load() + held
+}
+
+// Memory goes back.
+//
+// A big reply's buffer is garbage once written (flush drops any buffer
+// over 1 MB), but Go returns freed memory to the OS lazily: after a burst
+// of big replies the process kept gigabytes resident for minutes, for a
+// dataset of megabytes, because an idle server allocates nothing, so no
+// collection runs and the scavenger has little to return. So the buffers
+// dropped are counted, and the cron, without the lock, returns memory
+// (debug.FreeOSMemory: a collection, then every free page back) once 64
+// MB were dropped, or once some 8 MB were and a second went by without
+// more (the end of a burst). A collection costs in proportion to the live
+// heap, so it runs at most once a second and at most a tenth of the time.
+//
+// And the Go memory limit follows maxmemory (setMemoryLimitFor), so that
+// the collector runs before garbage takes the process far past it.
+
+const (
+	returnAfter      = 64 << 20 // dropped since the last return: return now
+	returnQuietAfter = 8 << 20  // dropped, and a quiet second since: return
+)
+
+// releasedMemory counts the big buffers dropped since memory was last
+// returned. Connection goroutines add to it without the lock.
+type releasedMemory struct {
+	bytes atomic.Int64
+	last  atomic.Int64 // unix nanoseconds of the last drop
+}
+
+// add counts a dropped buffer of n bytes.
+func (r *releasedMemory) add(n int) {
+	r.bytes.Add(int64(n))
+	r.last.Store(time.Now().UnixNano())
+}
+
+// memoryReturner is the cron's state for returning memory.
+type memoryReturner struct {
+	last time.Time     // when memory was last returned
+	cost time.Duration // how long that took
+}
+
+// run returns freed memory to the OS when enough was dropped (see above).
+// Called by the cron without the lock.
+func (m *memoryReturner) run(r *releasedMemory, now time.Time) {
+	n := r.bytes.Load()
+	quiet := now.Sub(time.Unix(0, r.last.Load())) >= time.Second
+	if n < returnQuietAfter || (n < returnAfter && !quiet) {
+		return
+	}
+	if now.Sub(m.last) < max(time.Second, 10*m.cost) {
+		return
+	}
+	r.bytes.Add(-n)
+	debug.FreeOSMemory()
+	m.last = time.Now()
+	m.cost = m.last.Sub(now)
+}
+
+// memLimit is the Go memory limit the process started with (GOMEMLIMIT,
+// or none), which setMemoryLimitFor never raises.
+var memLimit struct {
+	sync.Mutex
+	base int64 // -1: not read yet
+}
+
+func init() { memLimit.base = -1 }
+
+// setMemoryLimitFor sets the Go runtime's soft memory limit for a
+// maxmemory (0: none): a quarter above it plus 64 MB, for what maxmemory
+// does not count (the runtime's own memory, stacks, client buffers), so
+// the collector runs harder as the process nears it, instead of letting
+// the heap reach twice the live data. It is a soft limit: with more live
+// data than it allows, the collector uses at most about half the CPU and
+// the process goes past it. The limit is the process's: the last server
+// configured sets it.
+func setMemoryLimitFor(maxmemory int64) {
+	memLimit.Lock()
+	defer memLimit.Unlock()
+	if memLimit.base < 0 {
+		memLimit.base = debug.SetMemoryLimit(-1) // reads it
+	}
+	limit := memLimit.base
+	if maxmemory > 0 && maxmemory <= (math.MaxInt64-64<<20)/5*4 {
+		limit = min(limit, maxmemory+maxmemory/4+64<<20)
+	}
+	debug.SetMemoryLimit(limit)
 }

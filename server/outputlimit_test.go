@@ -1,6 +1,8 @@
 package server
 
 import (
+	"math"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -165,5 +167,35 @@ func TestOutputLimitReached(t *testing.T) {
 	s.cfg.ClientOutputBufferLimit[ClassNormal] = OutputBufferLimit{}
 	if s.outputLimitReached(c2, 1<<40, t0) {
 		t.Errorf("with no limits: reached")
+	}
+}
+
+// TestMemoryLimitFollowsMaxmemory: the Go memory limit is a quarter above
+// maxmemory plus 64 MB while maxmemory is set, and what it was (GOMEMLIMIT
+// or none) when it is not; CONFIG SET goes through applyConfig.
+func TestMemoryLimitFollowsMaxmemory(t *testing.T) {
+	base := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(base) })
+	cfg := DefaultConfig()
+	cfg.MaxMemory = 100 << 20
+	s, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := debug.SetMemoryLimit(-1), int64(100<<20+25<<20+64<<20); got != want {
+		t.Errorf("with maxmemory 100mb: Go memory limit %d, want %d", got, want)
+	}
+	for _, tc := range []struct{ maxmemory, want int64 }{
+		{0, base},
+		{1 << 30, min(base, 1<<30+1<<28+64<<20)},
+		{math.MaxInt64, base}, // too big to add to: no limit of ours
+	} {
+		s.mu.Lock()
+		s.cfg.MaxMemory = tc.maxmemory
+		s.applyConfig()
+		s.mu.Unlock()
+		if got := debug.SetMemoryLimit(-1); got != tc.want {
+			t.Errorf("maxmemory %d: Go memory limit %d, want %d", tc.maxmemory, got, tc.want)
+		}
 	}
 }

@@ -73,6 +73,7 @@ type Server struct {
 	commands                          map[string]*Command
 	shutdownBy                        chan string // receives why the server should stop (SHUTDOWN)
 	stopping                          bool        // shutting down: no command runs any more (shutdown.go)
+	memLimitFor                       int64       // the maxmemory the Go memory limit was last set for (outputlimit.go)
 
 	// Not guarded by mu.
 	logger      *slog.Logger
@@ -92,6 +93,7 @@ type Server struct {
 	serving     atomic.Bool // Serve has started the cron
 	cronDone    chan struct{}
 	limits      atomic.Pointer[connLimits]
+	released    releasedMemory // big buffers dropped, for the cron to return to the OS
 }
 
 // connLimits are the settings connection goroutines read without the lock.
@@ -131,6 +133,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		s.dbs[i] = newDB(s, i)
 	}
 	s.slowlog.init()
+	s.memLimitFor = -1
 	s.applyConfig()
 	return s, nil
 }
@@ -146,6 +149,10 @@ func newRunID() string {
 func (s *Server) applyConfig() {
 	if s.logLevel != nil {
 		s.logLevel.Set(LogLevel(s.cfg.LogLevel))
+	}
+	if s.cfg.MaxMemory != s.memLimitFor {
+		setMemoryLimitFor(s.cfg.MaxMemory)
+		s.memLimitFor = s.cfg.MaxMemory
 	}
 	s.limits.Store(&connLimits{
 		idleTimeout: time.Duration(s.cfg.Timeout) * time.Second,
@@ -295,6 +302,7 @@ func (s *Server) cron() {
 	t := time.NewTicker(time.Second / time.Duration(hz))
 	defer t.Stop()
 	var lastGC, lastClients time.Time
+	var ret memoryReturner
 	for range t.C {
 		if s.closing.Load() {
 			return
@@ -321,6 +329,7 @@ func (s *Server) cron() {
 			runtime.GC()
 			lastGC = time.Now()
 		}
+		ret.run(&s.released, now) // big replies' memory goes back to the OS
 	}
 }
 
