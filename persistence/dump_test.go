@@ -288,6 +288,12 @@ func TestDumpOlderAndNewerVersions(t *testing.T) {
 		}
 	}
 
+	for i, p := range olderPayloads() {
+		if !checkPayload(t, p) {
+			t.Fatalf("older payload %d refused", i)
+		}
+	}
+
 	s13 := newPayload(typeString)
 	s13.f.s("x")
 	if _, err := DecodeDump(s13.done(13), nil); !errors.Is(err, ErrDumpPayload) {
@@ -458,6 +464,9 @@ func FuzzRestorePayload(f *testing.F) {
 			f.Add(p)
 		}
 	}
+	for _, p := range olderPayloads() {
+		f.Add(p)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, p := range [][]byte{b, withFooter(b, DumpVersion)} {
 			allocated := allocatedBy(func() { checkPayload(t, p) })
@@ -466,4 +475,25 @@ func FuzzRestorePayload(f *testing.F) {
 			}
 		}
 	})
+}
+
+// olderPayloads are payloads in the layouts of other Redis versions, for
+// the fuzzer to start from: Redis 6's (version 9: a quicklist of
+// ziplists, a version-1 stream with a group) and Redis 7.2's (version 11:
+// a version-3 stream, a list with a plain node).
+func olderPayloads() [][]byte {
+	ql := newPayload(typeListQuicklist)
+	ql.f.n(2).blob(ziplist("a", "12", "-300")).blob(ziplist("70000", strings.Repeat("z", 70)))
+	es := []sEntry{{id: StreamID{1, 0}, fields: []string{"a", "1"}}, {id: StreamID{2, 0}, fields: []string{"a", "2"}, deleted: true},
+		{id: StreamID{3, 0}, fields: []string{"b", "3"}}}
+	node := buildNode(es[0].id, es)
+	v1 := newPayload(typeStreamListpacks)
+	v1.f.n(1).blob(idBytes(es[0].id)).blob(node).n(2).id(StreamID{3, 0}).n(1)
+	v1.f.s("g").id(StreamID{1, 0}).n(1).raw16(StreamID{1, 0}).ms(77).n(2).n(1).s("c").ms(100).n(1).raw16(StreamID{1, 0})
+	v3 := newPayload(typeStreamListpacks3)
+	v3.f.n(1).blob(idBytes(es[0].id)).blob(node).n(2).id(StreamID{3, 0}).id(StreamID{1, 0}).id(StreamID{2, 0}).n(3).n(1)
+	v3.f.s("g").id(StreamID{1, 0}).n(1).n(1).raw16(StreamID{1, 0}).ms(77).n(2).n(1).s("c").ms(100).ms(90).n(1).raw16(StreamID{1, 0})
+	l := newPayload(typeListQuicklist2)
+	l.f.n(2).n(containerPacked).blob(lpOf("a", "b")).n(containerPlain).s(strings.Repeat("p", 100))
+	return [][]byte{ql.done(9), v1.done(9), v3.done(11), l.done(11)}
 }
