@@ -2,6 +2,7 @@ package server
 
 import (
 	"syscall"
+	"time"
 )
 
 // Handing a served reply to the writer that served it.
@@ -63,6 +64,12 @@ func (c *Client) deliver(ticket uint64) {
 // writeHandoffNow writes as much of c.handoff as the socket takes without
 // waiting. wmu should be held.
 func (c *Client) writeHandoffNow() {
+	if c.wdeadline {
+		// A deadline left by the owner's last write (with `timeout` set)
+		// may have passed while it waited: it would fail this write.
+		_ = c.conn.SetWriteDeadline(time.Time{})
+		c.wdeadline = false
+	}
 	buf := c.handoff
 	for len(buf) > 0 {
 		var n int
