@@ -158,6 +158,12 @@ little-endian millisecond times (ms):
 A field that names a key the file does not hold, a group or consumer the
 stream lacks, or has a version other than 1 is an error.
 
+# DUMP payloads
+
+DUMP and RESTORE carry one value as RDB encodes it, followed by the RDB
+version (2 bytes, little-endian) and a CRC-64 of everything before it;
+dump.go draws the layout.
+
 # Errors
 
 Decoding fails with a *DecodeError carrying the byte offset, the db and
