@@ -176,7 +176,10 @@ func (s *Server) removeClient(c *Client) {
 //   - it ends once its replies pass maxTurnOutput bytes, and the client
 //     writes them before its next turn: a pipeline of big replies
 //     (LRANGE of megabytes) lets other clients in after each, and a
-//     client that stops reading holds one turn's output, not a pipeline's;
+//     client that stops reading holds one turn's output, not a
+//     pipeline's. (Copying 256 KB takes tens of microseconds; a smaller
+//     bound split pipelines of mid-sized replies, 16 LRANGEs of 600
+//     elements, into two turns and two writes, for 3% of throughput.)
 //   - it ends once its commands have run for maxTurnTime (measured from
 //     the first command's start to the last one's, with the clock reading
 //     dispatch takes anyway), so a pipeline of slow commands lets others
@@ -186,7 +189,7 @@ func (s *Server) removeClient(c *Client) {
 // per event loop), which bounds neither the time nor the reply bytes.
 const (
 	maxBatch      = 128
-	maxTurnOutput = maxPendingOutput
+	maxTurnOutput = 256 << 10
 	maxTurnTime   = time.Millisecond
 )
 

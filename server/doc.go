@@ -20,7 +20,7 @@
 //	wait(durable) ─▶ conn.Write(the replies)
 //
 // A turn (one hold of the lock) runs a pipeline's commands until one
-// blocks, or 128 have run, or their replies pass 64 KB, or they have run
+// blocks, or 128 have run, or their replies pass 256 KB, or they have run
 // for 1 ms; the replies are written when the input runs dry or before the
 // next turn once they pass 64 KB (client.go). So a pipeline of big or
 // slow commands lets other clients in between, and a client that stops
