@@ -349,7 +349,9 @@ func (c *Client) memoryUsage(held int64) int64 {
 // (debug.FreeOSMemory: a collection, then every free page back) once 64
 // MB were dropped, or once some 8 MB were and a second went by without
 // more (the end of a burst). A collection costs in proportion to the live
-// heap, so it runs at most once a second and at most a tenth of the time.
+// heap, so it runs at most once a second and at most a fifth of the time
+// (by the wall clock, which makes a return during a burst of big replies
+// look dearer than it is: allowing a tenth left a 1 GB burst with one).
 //
 // And the Go memory limit follows maxmemory (setMemoryLimitFor), so that
 // the collector runs before garbage takes the process far past it.
@@ -386,7 +388,7 @@ func (m *memoryReturner) run(r *releasedMemory, now time.Time) {
 	if n < returnQuietAfter || (n < returnAfter && !quiet) {
 		return
 	}
-	if now.Sub(m.last) < max(time.Second, 10*m.cost) {
+	if now.Sub(m.last) < max(time.Second, 4*m.cost) {
 		return
 	}
 	r.bytes.Add(-n)

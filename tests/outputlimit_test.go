@@ -133,7 +133,7 @@ func TestOutputLimitHardAtOnce(t *testing.T) {
 // that stops reading is left alone for the limit's seconds (its omem
 // visible), then closed.
 func TestOutputLimitSoftClosesStuckClient(t *testing.T) {
-	const softSeconds = 2
+	const softSeconds = 1
 	s := StartServer(t, "--appendonly", "no", "--save", "", "--client-output-buffer-limit", "normal 0 1mb "+strconv.Itoa(softSeconds))
 	admin := s.Raw(t)
 	fillBigList(t, admin, 8)
@@ -157,7 +157,7 @@ func TestOutputLimitSoftClosesStuckClient(t *testing.T) {
 // long, as Redis closes it (a pending reply is not activity); before, its
 // connection goroutine waited in the write for ever.
 func TestTimeoutClosesStuckWriter(t *testing.T) {
-	const timeout = 2
+	const timeout = 1
 	s := StartServer(t, "--appendonly", "no", "--save", "", "--timeout", strconv.Itoa(timeout))
 	admin := s.Raw(t)
 	fillBigList(t, admin, 8)
