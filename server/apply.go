@@ -159,8 +159,14 @@ func (s *Server) commitBy(by *Client) (ticket uint64) {
 		// A served client's reply waits for this commit, which holds its
 		// own records (the pop that served it): before it, nothing is sent.
 		c.durable = max(c.durable, s.seenTicket())
-		by.takeReply(c)
-		c.wake()
+		// A reply handed to by to write needs no wake, unless commands
+		// the client pipelined wait behind it: the client stays parked
+		// in its read, and sees it was served when its next command (or
+		// its close) arrives. Waking it costs a timer, a netpoll round
+		// trip and a goroutine switch per message.
+		if !by.takeReply(c) || c.queued {
+			c.wake()
+		}
 	}
 	clear(s.served)
 	s.served = s.served[:0]

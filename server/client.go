@@ -53,6 +53,7 @@ type Client struct {
 	durable         uint64           // the log ticket the pending replies wait for; 0: none
 	ranCommand      bool             // the batch under way executed a command (its reply may show data)
 	shutdown        *shutdownRequest // a SHUTDOWN to carry out once the batch lets the lock go
+	queued          bool             // blocked with pipelined commands behind: a serve must wake it
 	ctx             Ctx
 	db              int
 	name            string
@@ -277,7 +278,7 @@ func (c *Client) run(batch [][][]byte) bool {
 			rest[i] = cloneArgv(argv)
 		}
 		batch = rest
-		if !c.waitBlocked() {
+		if !c.waitBlocked(len(batch) > 0 || c.rd.Buffered() > 0) {
 			return false
 		}
 	}
@@ -449,9 +450,10 @@ func (c *Client) waitDurable(ticket uint64) error {
 // passes, CLIENT UNBLOCK/KILL ends the wait, or the connection closes.
 // While parked it keeps reading, so a disconnect is seen at once and
 // pipelined commands queue up. It returns false if the client is gone.
-func (c *Client) waitBlocked() bool {
+func (c *Client) waitBlocked(queued bool) bool {
 	s := c.s
 	s.mu.Lock()
+	c.queued = queued
 	b := c.blocked
 	earlier := b.earlierOutput
 	b.earlierOutput = nil
@@ -482,6 +484,7 @@ func (c *Client) waitBlocked() bool {
 		c.noteQueryBuffer()
 		s.mu.Lock()
 		c.parked = false
+		c.queued = c.queued || c.rd.Buffered() > 0 // sent while it waits: a serve must wake it to run them
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			// The peer closed or reset. If a write served us first, the
 			// element is ours: send the reply (a half-closed peer still

@@ -14,15 +14,15 @@ import (
 // latency. So commit hands the reply to the pusher instead: it takes the
 // served client's write lock (wmu), moves the reply bytes to the client's
 // handoff buffer, and the pusher writes them, once durable, right after
-// its own commit. The served goroutine is still woken, to go on reading
-// its next command; its first write waits on wmu, so replies keep their
-// order.
+// its own commit. The served goroutine is not woken: it stays parked in
+// its read and sees it was served when its next command (or its close)
+// arrives; its first write waits on wmu, so replies keep their order.
 //
 // Only a client parked in waitBlocked with nothing unwritten is handed
 // over: anything else (served before it parked, a write in flight) is
 // woken to write its reply itself. The pusher never waits on a slow
 // reader: it writes what the socket takes at once and leaves the rest in
-// handoff, which the owner writes first at its next flush.
+// handoff; then it wakes the owner, still parked, to write the rest.
 
 // maxHandoffs is how many served replies one commit's writer takes on.
 // A push that serves one waiter (a queue) gains most from writing its
@@ -55,7 +55,19 @@ func (c *Client) deliver(ticket uint64) {
 			// without writing them.
 			sc.writeHandoffNow()
 		}
+		left := len(sc.handoff) > 0
 		sc.wmu.Unlock()
+		if left {
+			// The owner was not woken (commitBy): it stays parked until
+			// its next command. Wake it now to write the rest (or to
+			// fail on the ticket), or its client could wait for the rest
+			// of a reply while the server waits for its next command.
+			c.s.mu.Lock()
+			if sc.parked { // else it is awake, and its flush writes the rest
+				sc.wake()
+			}
+			c.s.mu.Unlock()
+		}
 	}
 	clear(c.deliveries)
 	c.deliveries = c.deliveries[:0]
