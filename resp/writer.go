@@ -2,6 +2,7 @@ package resp
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -19,6 +20,10 @@ func (w *Writer) Bytes() []byte { return w.buf }
 
 // Len is the number of encoded bytes waiting.
 func (w *Writer) Len() int { return len(w.buf) }
+
+// Grow makes room for n more bytes, so that a reply of a known size is
+// built without the buffer doubling its way there.
+func (w *Writer) Grow(n int) { w.buf = slices.Grow(w.buf, n) }
 
 // Reset empties the buffer, keeping its memory.
 func (w *Writer) Reset() { w.buf = w.buf[:0] }

@@ -301,14 +301,31 @@ func lrangeCommand(x *Ctx) {
 		return
 	}
 	start, stop := clampIndex(n[0]), clampIndex(n[1])
-	mark := x.w.Mark()
-	count := 0
+	count := rangeLen(q.Len(), start, stop)
+	// The header goes first and the buffer is grown once, by the range's
+	// share of the list's bytes: a big range is written in one pass, not
+	// built by doubling and then moved to put its header in front.
+	x.w.Array(count)
+	if l := q.Len(); count > 0 {
+		x.w.Grow(int(int64(q.Bytes()) * int64(count) / int64(l)))
+	}
 	q.Range(start, stop, func(v []byte) bool {
 		x.w.Bulk(v)
-		count++
 		return true
 	})
-	x.w.InsertLen(mark, '*', count)
+}
+
+// rangeLen is how many elements LRANGE start stop takes from a list of n,
+// with Redis's rules for negative and out-of-range indexes.
+func rangeLen(n, start, stop int) int {
+	if start < 0 {
+		start += n
+	}
+	if stop < 0 {
+		stop += n
+	}
+	start, stop = max(start, 0), min(stop, n-1)
+	return max(stop-start+1, 0)
 }
 
 func lindexCommand(x *Ctx) {
