@@ -44,6 +44,23 @@ func clientNamed(s *Server, name string) *Client {
 	return nil
 }
 
+// waitParked waits until the client called name is parked in its blocked
+// read. Being counted as blocked is not enough: a push that comes before
+// the client parks is rightly not handed off (the owner writes its reply).
+func waitParked(t *testing.T, s *Server, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		c := clientNamed(s, name)
+		parked := c != nil && c.parked
+		s.mu.Unlock()
+		if parked {
+			return
+		}
+	}
+	t.Fatalf("client %s never parked", name)
+}
+
 // TestHandedOffClientStaysParked is issue 17: a blocked consumer whose
 // reply the pusher wrote is not woken (a timer, a netpoll round trip and
 // a goroutine switch per message); it stays parked until its next
@@ -55,7 +72,7 @@ func TestHandedOffClientStaysParked(t *testing.T) {
 	prod, pr := dialT(t, addr)
 	fmt.Fprint(cons, "CLIENT SETNAME consumer\r\nBRPOP q 0\r\n")
 	cr.ReadString('\n')
-	waitBlocked(t, s, 1)
+	waitParked(t, s, "consumer")
 	fmt.Fprint(prod, "RPUSH q job\r\n")
 	pr.ReadString('\n')
 	reply := make([]byte, len("*2\r\n$1\r\nq\r\n$3\r\njob\r\n"))
