@@ -136,19 +136,9 @@ func TestOutputLimitSoftClosesStuckClient(t *testing.T) {
 	const softSeconds = 1
 	s := StartServer(t, "--appendonly", "no", "--save", "", "--client-output-buffer-limit", "normal 0 1mb "+strconv.Itoa(softSeconds))
 	admin := s.Raw(t)
-	fillBigList(t, admin, 8)
-	stuck := dialStuck(t, s.Addr, "stuck")
-	start := time.Now()
-	stuck.Write([]byte(strings.Repeat(Encode("LRANGE", "biglist", "0", "-1"), 3)))
-	held := waitHeld(t, admin, "stuck", 1<<20)
-	t.Logf("holds omem=%d after %v", held, time.Since(start))
-	waitGone(t, admin, "stuck", 15*time.Second)
-	elapsed := time.Since(start)
-	t.Logf("closed %v after its output passed the soft limit", elapsed)
-	if elapsed < softSeconds*time.Second-100*time.Millisecond {
+	if elapsed := stuckClientClosed(t, s, admin); elapsed < softSeconds*time.Second-100*time.Millisecond {
 		t.Errorf("closed after %v; the soft limit allows %d s", elapsed, softSeconds)
 	}
-	expectEOF(t, stuck, 10*time.Second)
 	waitLog(t, s, "closed for overcoming of output buffer limits.")
 }
 
@@ -160,19 +150,9 @@ func TestTimeoutClosesStuckWriter(t *testing.T) {
 	const timeout = 1
 	s := StartServer(t, "--appendonly", "no", "--save", "", "--timeout", strconv.Itoa(timeout))
 	admin := s.Raw(t)
-	fillBigList(t, admin, 8)
-	stuck := dialStuck(t, s.Addr, "stuck")
-	start := time.Now()
-	stuck.Write([]byte(strings.Repeat(Encode("LRANGE", "biglist", "0", "-1"), 3)))
-	held := waitHeld(t, admin, "stuck", 1<<20)
-	t.Logf("holds omem=%d after %v", held, time.Since(start))
-	waitGone(t, admin, "stuck", 15*time.Second)
-	elapsed := time.Since(start)
-	t.Logf("closed %v after it stopped reading", elapsed)
-	if elapsed < timeout*time.Second-100*time.Millisecond {
+	if elapsed := stuckClientClosed(t, s, admin); elapsed < timeout*time.Second-100*time.Millisecond {
 		t.Errorf("closed after %v; timeout is %d s", elapsed, timeout)
 	}
-	expectEOF(t, stuck, 10*time.Second)
 	if v := infoInt(t, admin, "stats", "client_output_buffer_limit_disconnections"); v != 0 {
 		t.Errorf("client_output_buffer_limit_disconnections = %d, want 0 (closed by timeout)", v)
 	}
@@ -443,4 +423,22 @@ func waitInfoAtLeast(t *testing.T, rc *RawConn, section, name string, min int64)
 		}
 		time.Sleep(20 * time.Millisecond) // polling server state that has no notification
 	}
+}
+
+// stuckClientClosed has a client that stops reading ask for three big
+// LRANGEs, waits until it holds over 1 MB of output (omem), then until
+// the server closes it, and returns how long that took from its request.
+func stuckClientClosed(t *testing.T, s *Server, admin *RawConn) time.Duration {
+	t.Helper()
+	fillBigList(t, admin, 8)
+	stuck := dialStuck(t, s.Addr, "stuck")
+	start := time.Now()
+	stuck.Write([]byte(strings.Repeat(Encode("LRANGE", "biglist", "0", "-1"), 3)))
+	held := waitHeld(t, admin, "stuck", 1<<20)
+	t.Logf("holds omem=%d after %v", held, time.Since(start))
+	waitGone(t, admin, "stuck", 15*time.Second)
+	elapsed := time.Since(start)
+	t.Logf("closed %v after its request", elapsed)
+	expectEOF(t, stuck, 10*time.Second)
+	return elapsed
 }
