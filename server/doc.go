@@ -36,14 +36,32 @@
 // replayed from a log — runs through execute, and reads its clock from
 // the record's time (Ctx.now), never from the wall. A blocking command
 // that was served is logged as its non-blocking form (BLPOP k1 k2 → LPOP
-// k2), and an expired key found by a live read is deleted with a logged
-// DEL, so Apply(records) rebuilds exactly the state the live server had.
+// k2), and an expired key a write finds is deleted with a logged DEL, so
+// ApplyBatch(records) rebuilds exactly the state the live server had
+// (apply.go: AOF replay applies a frame at a time; a Raft FSM will apply
+// a committed entry). Reads are pure: an expired key a read finds is
+// only missing to it, so reads never make records. Restore (restore.go)
+// swaps in a whole keyspace built aside, as a follower installing a
+// snapshot will.
+//
+// A reply leaves only when every write it may show is durable: a batch
+// that ran a command waits for the log's newest ticket, not only its own
+// (commitBy), as every reply of a Redis event-loop turn waits for the
+// turn's fsync.
+//
+// # Snapshots
+//
+// Taking one is O(1) under the lock: objects carry the epoch of their
+// last write, the reader walks the live maps a chunk at a time, and a
+// write to a key the walk has not reached hands the snapshot the key's
+// value first (snapshot.go). One is walked at a time; BGSAVE and
+// BGREWRITEAOF follow Redis's one-child rule (cmd_persist.go).
 //
 // # The keyspace
 //
 //	Server
 //	 └─ dbs[i] *DB
-//	     ├─ keys     map[string]*Object     ─▶ Object{value, expireAt, access}
+//	     ├─ keys     map[string]*Object     ─▶ Object{value, expireAt, access, ver, seen}
 //	     │                                      value: []byte          string
 //	     │                                             *listpack.Quicklist list
 //	     ├─ expires  map[string]int64       keys with a TTL (active expiry samples it)
