@@ -109,6 +109,7 @@ func (s *Server) applyLocked(rec Record, proto int) (*Ctx, error) {
 	*x = Ctx{s: s, w: &s.replayW, db: s.dbs[rec.DB], argv: rec.Argv, cmd: cmd, now: rec.Time, replay: true}
 	s.execute(x, time.Time{}) // replay keeps no statistics
 	s.pending = s.pending[:0] // replayed records are logged already
+	s.pendingChanges = 0
 	return x, nil
 }
 
@@ -123,12 +124,16 @@ func (s *Server) propagate(x *Ctx) {
 		argv = x.logArgv
 	}
 	s.pending = append(s.pending, Record{Time: x.now, DB: x.db.index, Argv: argv})
+	if x.dirty > x.bookkeeping {
+		s.pendingChanges++
+	}
 }
 
 // logDirect queues a write the server makes by itself (an expired key's
 // DEL), outside any client command. Lock should be held.
 func (s *Server) logDirect(db int, now int64, argv ...[]byte) {
 	s.pending = append(s.pending, Record{Time: now, DB: db, Argv: argv})
+	s.pendingChanges++
 }
 
 // commit hands the records queued since the last commit to the log, wakes
@@ -146,8 +151,9 @@ func (s *Server) commit() uint64 { return s.commitBy(nil) }
 // every such write is durable (DESIGN principle 3). That is what Redis
 // does too: every reply of an event-loop turn waits for the turn's fsync.
 func (s *Server) commitBy(by *Client) (ticket uint64) {
+	s.stats.dirty += s.pendingChanges
+	s.pendingChanges = 0
 	if len(s.pending) > 0 {
-		s.stats.dirty += int64(len(s.pending))
 		if s.log != nil {
 			ticket = s.log.Append(s.pending)
 			s.lastTicket = ticket

@@ -450,9 +450,11 @@ func msetCommand(x *Ctx) {
 	}
 }
 
-// checkStringSize refuses strings longer than proto-max-bulk-len.
-func checkStringSize(x *Ctx, size int64) bool {
-	if size > x.s.cfg.ProtoMaxBulkLen {
+// checkStringSize refuses to grow a string to have+add bytes if that is
+// longer than proto-max-bulk-len. have is a SETRANGE offset too, up to
+// the int64 limit, so the sum is never formed where it could wrap.
+func checkStringSize(x *Ctx, have, add int64) bool {
+	if limit := x.s.cfg.ProtoMaxBulkLen; add > limit || have > limit-add {
 		x.error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
 		return false
 	}
@@ -461,7 +463,7 @@ func checkStringSize(x *Ctx, size int64) bool {
 
 func appendCommand(x *Ctx) {
 	o, v, ok := x.str(x.argv[1])
-	if !ok || !checkStringSize(x, int64(len(v)+len(x.argv[2]))) {
+	if !ok || !checkStringSize(x, int64(len(v)), int64(len(x.argv[2]))) {
 		return
 	}
 	nv := append(v, x.argv[2]...)
@@ -528,7 +530,7 @@ func setrangeCommand(x *Ctx) {
 		x.w.Int(int64(len(v)))
 		return
 	}
-	if !checkStringSize(x, off+int64(len(val))) {
+	if !checkStringSize(x, off, int64(len(val))) {
 		return
 	}
 	// A fresh buffer, never an in-place change: a snapshot being written

@@ -22,9 +22,10 @@ type Ctx struct {
 	inExec bool // running inside EXEC: blocking commands do not block
 	rerun  bool // re-running a blocked client's command after a key became ready
 
-	dirty   int      // changes made; a write with dirty > 0 is logged
-	logArgv [][]byte // what to log instead of argv (BLPOP served → LPOP)
-	failed  string   // the first error reply the command gave: it failed
+	dirty       int      // changes made; a write with dirty > 0 is logged
+	bookkeeping int      // of dirty, changes to delivery bookkeeping only (bookkept)
+	logArgv     [][]byte // what to log instead of argv (BLPOP served → LPOP)
+	failed      string   // the first error reply the command gave: it failed
 
 	// Set by a blocking handler that found nothing to serve.
 	blockKeys     [][]byte
@@ -70,6 +71,16 @@ func (x *Ctx) rewriteLog(argv ...[]byte) { x.logArgv = argv }
 func (x *Ctx) modified(key []byte) {
 	x.dirty++
 	x.s.touchWatched(x.db, key)
+}
+
+// bookkept records a change to delivery bookkeeping only: a consumer's
+// seen time, a pending entry's delivery count and time. It is logged, so
+// a restart keeps it, but as in Redis (since 7.4) it is no change to the
+// data: a command that made only such changes is not counted in
+// rdb_changes_since_last_save, nor by save points.
+func (x *Ctx) bookkept(key []byte) {
+	x.modified(key)
+	x.bookkeeping++
 }
 
 // signalReady tells blocked clients waiting on key that it may now have

@@ -4,12 +4,17 @@ package server
 // MATCH, CONFIG GET): * any run, ? one byte, [abc] [^abc] [a-z] classes,
 // and \ to take the next byte literally. It backtracks only to the last
 // star, so its cost is bounded by len(pattern)*len(s) whatever the input.
+//
+// As in Redis, a match that has to look past more than maxStarRuns runs
+// of stars fails: Redis's recursive matcher stops there to bound its
+// stack, and KEYS must find what Redis finds.
 func globMatch(pattern, s []byte, nocase bool) bool {
 	if len(s) == 0 {
 		return len(pattern) == 0 // Redis matches nothing against an empty string
 	}
 	p, i := 0, 0
 	starP, starI := -1, 0
+	starRuns := 0
 	for i < len(s) {
 		if p < len(pattern) {
 			if pattern[p] == '*' {
@@ -18,6 +23,9 @@ func globMatch(pattern, s []byte, nocase bool) bool {
 				}
 				if p == len(pattern) {
 					return true
+				}
+				if starRuns++; starRuns > maxStarRuns {
+					return false
 				}
 				starP, starI = p, i
 				continue
@@ -38,6 +46,10 @@ func globMatch(pattern, s []byte, nocase bool) bool {
 	}
 	return p == len(pattern)
 }
+
+// maxStarRuns is how many runs of stars Redis's matcher looks past
+// (its recursion limit).
+const maxStarRuns = 1000
 
 // matchOne matches the pattern element at p against c and returns the
 // index of the next element.

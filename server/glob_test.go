@@ -324,3 +324,26 @@ func refLower(c byte) byte {
 	}
 	return c
 }
+
+// TestGlobMatchStarLimit: Redis's matcher gives up on a pattern once it
+// has to look past its 1000th run of stars (a guard against abusive
+// patterns), so such a pattern matches nothing, as KEYS shows on
+// redis-server 7.0. A last run of stars, which needs no look past it,
+// still matches.
+func TestGlobMatchStarLimit(t *testing.T) {
+	for _, tc := range []struct {
+		pattern string
+		n       int // the subject is n 'a's
+		want    bool
+	}{
+		{strings.Repeat("*?", 1000), 1000, true},
+		{strings.Repeat("*?", 1001), 1001, false},
+		{strings.Repeat("*a", 1000) + "*", 1000, true},
+		{strings.Repeat("*a", 1001) + "*", 1001, false},
+		{strings.Repeat("*?", 50000), 50000, false}, // Redis's own regression case
+	} {
+		if got := globMatch([]byte(tc.pattern), bytes.Repeat([]byte("a"), tc.n), false); got != tc.want {
+			t.Errorf("globMatch(%q…(%d bytes), %d a's) = %v, want %v", tc.pattern[:8], len(tc.pattern), tc.n, got, tc.want)
+		}
+	}
+}

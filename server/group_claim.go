@@ -153,10 +153,14 @@ func writePendingRow(x *Ctx, pe stream.PendingEntry) {
 }
 
 // touchConsumer returns the group's consumer called name, created if
-// needed and marked seen now (XCLAIM, XAUTOCLAIM); a change is logged.
+// needed and marked seen now (XREADGROUP, XCLAIM, XAUTOCLAIM); either is
+// logged, but only a creation is a change to the data.
 func touchConsumer(x *Ctx, key []byte, g *stream.Group, name []byte) *stream.Consumer {
-	if c := g.Consumer(name); c == nil || c.SeenTime() != x.now {
+	switch c := g.Consumer(name); {
+	case c == nil:
 		x.modified(key)
+	case c.SeenTime() != x.now:
+		x.bookkept(key)
 	}
 	c, _ := g.Seen(name, x.now)
 	return c

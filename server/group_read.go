@@ -206,14 +206,9 @@ func xrgTouchConsumers(x *Ctx, a *xrgArgs, streams []xrgStream) {
 }
 
 // xrgConsumer returns the reading consumer of st's group, created if new
-// and marked seen now; either counts as a change to log.
+// and marked seen now.
 func xrgConsumer(x *Ctx, a *xrgArgs, st *xrgStream) *stream.Consumer {
-	c := st.g.Consumer(a.consumer)
-	if c == nil || c.SeenTime() != x.now {
-		x.modified(st.key)
-	}
-	c, _ = st.g.Seen(a.consumer, x.now)
-	return c
+	return touchConsumer(x, st.key, st.g, a.consumer)
 }
 
 // xrgLogForm logs the command without BLOCK: a served blocking read is
@@ -320,7 +315,7 @@ func serveHistory(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget 
 		n++
 	}
 	if n > 0 {
-		x.modified(st.key)
+		x.bookkept(st.key)
 	}
 	return n
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"container/list"
 	"fmt"
 	"os"
 	"runtime"
@@ -99,7 +100,7 @@ func infoServer(s *Server, b *strings.Builder) {
 }
 
 func infoClients(s *Server, b *strings.Builder) {
-	watching, watchedKeys, blockingKeys := 0, 0, 0
+	watching, watchedKeys, blockingKeys, onNokey := 0, 0, 0, 0
 	for _, c := range s.clients {
 		if len(c.watching) > 0 {
 			watching++
@@ -108,6 +109,11 @@ func infoClients(s *Server, b *strings.Builder) {
 	for _, db := range s.dbs {
 		watchedKeys += len(db.watchers)
 		blockingKeys += len(db.waiters)
+		for _, q := range db.waiters {
+			if anyWaitsOnGroup(q) {
+				onNokey++
+			}
+		}
 	}
 	field(b, "connected_clients", len(s.clients))
 	field(b, "cluster_connections", 0)
@@ -126,7 +132,19 @@ func infoClients(s *Server, b *strings.Builder) {
 	field(b, "clients_in_timeout_table", s.stats.blockedClients)
 	field(b, "total_watched_keys", watchedKeys)
 	field(b, "total_blocking_keys", blockingKeys)
-	field(b, "total_blocking_keys_on_nokey", 0)
+	field(b, "total_blocking_keys_on_nokey", onNokey)
+}
+
+// anyWaitsOnGroup says whether a client in a key's wait queue runs
+// XREADGROUP, whose wait also ends when the key goes away: Redis counts
+// such keys as blocking "on nokey".
+func anyWaitsOnGroup(q *list.List) bool {
+	for e := q.Front(); e != nil; e = e.Next() {
+		if waitsOnGroup(e.Value.(*Client).blocked.cmd) {
+			return true
+		}
+	}
+	return false
 }
 
 func infoMemory(s *Server, b *strings.Builder) {
@@ -198,7 +216,6 @@ func infoStats(s *Server, b *strings.Builder) {
 	field(b, "total_error_replies", st.errorReplies)
 	field(b, "client_output_buffer_limit_disconnections", st.outputLimitDisconnections)
 	field(b, "latest_fork_usec", st.lastFreezeUsec) // redstream does not fork: the snapshot freeze
-	field(b, "total_blocking_keys", 0)
 }
 
 func infoReplication(s *Server, b *strings.Builder) {

@@ -53,15 +53,18 @@ type Server struct {
 	// unless its comment says otherwise. See locking.md for the order.
 	mu sync.Mutex
 
-	cfg        Config
-	dbs        []*DB
-	clients    map[int64]*Client
-	log        Log
-	lastTime   int64     // newest record time handed out (ms); keeps time monotonic
-	pending    []Record  // records of the command being executed, logged at commit
-	lastTicket uint64    // the log's newest ticket: what any reply may show (commitBy)
-	epoch      uint32    // bumped by each snapshot; objects carry the one of their last write
-	snap       *Snapshot // the snapshot being walked, if any (snapshot.go)
+	cfg      Config
+	dbs      []*DB
+	clients  map[int64]*Client
+	log      Log
+	lastTime int64    // newest record time handed out (ms); keeps time monotonic
+	pending  []Record // records of the command being executed, logged at commit
+	// pendingChanges counts the records in pending that change data, not
+	// only delivery bookkeeping (Ctx.bookkept): what dirty counts.
+	pendingChanges int64
+	lastTicket     uint64    // the log's newest ticket: what any reply may show (commitBy)
+	epoch          uint32    // bumped by each snapshot; objects carry the one of their last write
+	snap           *Snapshot // the snapshot being walked, if any (snapshot.go)
 	// A BGSAVE or BGREWRITEAOF asked while the other runs (cmd_persist.go).
 	bgsaveScheduled, rewriteScheduled bool
 	ready                             []readyKey // keys a write may have made servable to blocked clients

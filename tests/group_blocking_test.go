@@ -239,3 +239,36 @@ func TestGroupBlockingMulti(t *testing.T) {
 		t.Fatalf("the consumer was not created: %s", r)
 	}
 }
+
+// TestGroupBlockingKeysOnNokey: INFO clients counts, in
+// total_blocking_keys_on_nokey, the keys that an XREADGROUP waits on (its
+// wait ends when the key goes away); a BLPOP on the same key does not
+// count, and the field appears once in INFO.
+func TestGroupBlockingKeysOnNokey(t *testing.T) {
+	t.Parallel()
+	s := StartServer(t)
+	admin, list, group := s.Raw(t), s.Raw(t), s.Raw(t)
+	counts := func(what string, keys, nokey int64) {
+		t.Helper()
+		info := bbInfo(t, admin, "clients")
+		if info["total_blocking_keys"] != fmt.Sprint(keys) || info["total_blocking_keys_on_nokey"] != fmt.Sprint(nokey) {
+			t.Errorf("%s: total_blocking_keys=%s total_blocking_keys_on_nokey=%s, want %d and %d",
+				what, info["total_blocking_keys"], info["total_blocking_keys_on_nokey"], keys, nokey)
+		}
+	}
+	list.Send(Encode("BLPOP", "q", "0"))
+	sbWaitBlocked(t, admin, 1)
+	counts("BLPOP only", 1, 0)
+
+	admin.Do("XGROUP", "CREATE", "q", "g", "$", "MKSTREAM")
+	gbBlock(t, group, admin, 2, "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "q", ">")
+	counts("BLPOP and XREADGROUP on one key", 1, 1)
+
+	admin.Do("DEL", "q")
+	sbExpect(t, group, 2, "DEL", `-"NOGROUP No such key 'q' or consumer group 'g' in XREADGROUP with GROUP option"`)
+	counts("after the XREADGROUP ended", 1, 0)
+
+	if n := strings.Count(bbInfoText(t, admin, "everything"), "total_blocking_keys:"); n != 1 {
+		t.Errorf("INFO everything has total_blocking_keys %d times, want once", n)
+	}
+}

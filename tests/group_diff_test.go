@@ -370,3 +370,51 @@ func gdKnownDiff(argv []string, got, want Reply) bool {
 	}
 	return strip(got) == strip(want)
 }
+
+// TestGroupDiffDirty: which group reads count as changes in INFO's
+// rdb_changes_since_last_save (what save points count), as redis-server
+// does. A read that delivers new entries, claims, or creates a consumer
+// is a change; one that only marks a consumer seen or re-delivers its
+// pending entries is not (redstream still logs it, so a restart keeps
+// the delivery counts). Redis counts some commands more than once, so
+// only "changed or not" is compared. Redis 7.0 still counted a read of
+// the PEL as a change; since 7.4 it does not, and those steps (redis74)
+// are checked against that rule instead of the installed redis-server.
+func TestGroupDiffDirty(t *testing.T) {
+	t.Parallel()
+	_, _, p := bbStartPair(t, "--save", "")
+	for _, c := range []string{"XADD x 1-0 data a", "XADD x 2-0 data b", "XADD x 3-0 data c",
+		"XGROUP CREATE x g 0", "XGROUP CREATECONSUMER x g alice"} {
+		p.both(t, c)
+	}
+	for _, c := range []struct {
+		cmd     string
+		redis74 bool
+	}{
+		{cmd: "XREADGROUP GROUP g alice COUNT 2 STREAMS x >"},                   // delivers: a change
+		{cmd: "XREADGROUP GROUP g alice COUNT 2 STREAMS x 0", redis74: true},    // re-delivers from the PEL
+		{cmd: "XREADGROUP GROUP g alice COUNT 2 STREAMS x 9000", redis74: true}, // nothing after 9000
+		{cmd: "XREADGROUP GROUP g bob COUNT 2 STREAMS x 0"},                     // creates bob: a change
+		{cmd: "XREADGROUP GROUP g alice STREAMS x 2-0", redis74: true},          // re-delivers 2-0
+		{cmd: "XREADGROUP GROUP g alice STREAMS x >"},                           // delivers 3-0: a change
+		{cmd: "XREADGROUP GROUP g alice STREAMS x >"},                           // nothing new, alice seen
+		{cmd: "XCLAIM x g alice 3600000 1-0"},                                   // not idle enough
+		{cmd: "XCLAIM x g carol 0 1-0"},                                         // claims, creates carol: a change
+		{cmd: "XAUTOCLAIM x g carol 3600000 0-0"},                               // nothing idle enough
+		{cmd: "XPENDING x g"},                                                   // a read
+	} {
+		args := bbSplit(c.cmd)
+		rsBefore := bbInfoInt(t, p.rs, "persistence", "rdb_changes_since_last_save")
+		rdBefore := bbInfoInt(t, p.rd, "persistence", "rdb_changes_since_last_save")
+		p.rs.Do(args...)
+		p.rd.Do(args...)
+		rsChanged := bbInfoInt(t, p.rs, "persistence", "rdb_changes_since_last_save") != rsBefore
+		rdChanged := bbInfoInt(t, p.rd, "persistence", "rdb_changes_since_last_save") != rdBefore
+		if c.redis74 {
+			rdChanged = false
+		}
+		if rsChanged != rdChanged {
+			t.Errorf("%s: redstream counts a change: %v, redis: %v", c.cmd, rsChanged, rdChanged)
+		}
+	}
+}

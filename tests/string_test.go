@@ -377,6 +377,9 @@ func TestStringAppendStrlenRanges(t *testing.T) {
 		{"SETRANGE r -1 x", bbErr("ERR offset is out of range")},
 		{"SETRANGE r abc x", bbNotInt},
 		{"SETRANGE r 536870912 x", bbErr("ERR string exceeds maximum allowed size (proto-max-bulk-len)")},
+		// An offset near the int64 limit must not wrap past the size check.
+		{"SETRANGE r 9223372036854775807 x", bbErr("ERR string exceeds maximum allowed size (proto-max-bulk-len)")},
+		{"SETRANGE nokey 9223372036854775806 xy", bbErr("ERR string exceeds maximum allowed size (proto-max-bulk-len)")},
 		{"SETRANGE r 1", bbArity("setrange")},
 		{"SETRANGE t 0 X", ":2"},
 		{"TTL t", ":100"},
