@@ -210,9 +210,9 @@ func describeKey(e *persistence.Entry) inspectKey {
 		k.Length = int64(len(v))
 	case persistence.List:
 		k.Length, k.Nodes = int64(v.Len()), len(v)
-	case *persistence.Stream:
-		k.Length, k.Nodes = int64(v.Length), len(v.Nodes)
-		for _, g := range v.Groups {
+	case persistence.Stream:
+		k.Length, k.Nodes = int64(v.Len()), v.Nodes()
+		for _, g := range v.State().Groups {
 			k.Groups = append(k.Groups, inspectGroup{Name: string(g.Name), LastDelivered: g.LastID.String(),
 				EntriesRead: g.EntriesRead, Pending: len(g.PEL), Consumers: len(g.Consumers)})
 		}

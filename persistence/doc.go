@@ -26,10 +26,16 @@ stream, so neither holds a whole dataset in memory:
 
 Values cross the boundary as plain Go values: a String is its bytes, a
 List is its quicklist nodes (listpacks, for listpack.QuicklistFromNodes),
-a *Stream is its radix-tree nodes as (master ID, listpack) pairs plus its
-counters, consumer groups, pending entries and consumers. Listpacks are
-passed through verbatim in both directions, so loading and saving a
-snapshot never re-encodes an element.
+a Stream is the live *stream.Stream. The codec has no stream model of
+its own: it writes Stream.State (nodes as (master ID, listpack) pairs,
+counters, groups with their PELs and consumers, IDMP tables) and reads
+into a stream.State that stream.FromState checks and builds, so every
+check a loader needs is made once, in package stream, and the decoder
+never hands out a stream that check refused. Listpacks are passed
+through verbatim in both directions, so loading and saving a snapshot
+never re-encodes an element. FromValue and ToValue convert between the
+codec's values and the server's; WriteSnapshot and ReadSnapshot use
+them for whole files (saves, AOF bases, and Raft snapshots to come).
 
 # File layout
 
@@ -110,10 +116,13 @@ Stream (type 19, STREAM_LISTPACKS_2, which we write):
 	                             PEL count | IDs (16 raw bytes each)
 
 Type 15 (Redis 5 and 6) lacks the first ID, max deleted ID, entries added
-and entries read; the reader derives them as Redis does. Type 21 (Redis
-7.2) adds an 8-byte active time after each consumer's seen time. Each
-node listpack must pass listpack.Validate and have the stream node layout
-(see Stream for everything the reader checks).
+and entries read; the reader derives them as Redis does (entries added
+from the length, each group's entries read by
+stream.Stream.EstimateEntriesRead). Type 21 (Redis 7.2) adds an 8-byte
+active time after each consumer's seen time; types 15 and 19 lack it, and
+the reader takes the seen time, as Redis does. The first ID is always
+recomputed from the nodes. Every node listpack must pass
+stream.ValidateNode, and the whole must pass stream.FromState.
 
 Hashes, sets, sorted sets and module values are read past only when
 DecodeOptions.SkipUnsupported is set (for inspection); otherwise they are

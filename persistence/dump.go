@@ -9,6 +9,7 @@ import (
 
 	"github.com/redstream/redstream/listpack"
 	"github.com/redstream/redstream/server"
+	"github.com/redstream/redstream/stream"
 )
 
 // DUMP payloads: one value as RESTORE takes it and DUMP gives it.
@@ -90,12 +91,16 @@ func EncodeDump(v Value, opt *DumpOptions) ([]byte, error) {
 		plain: listpack.NewQuicklist(opt.fill()),
 		w:     &rdbWriter{bw: bufio.NewWriterSize(&buf, 4096), compress: opt == nil || !opt.NoCompression},
 	}
+	var st *stream.State
+	if s, ok := v.(Stream); ok {
+		st = rdbState(s)
+	}
 	e.w.u8(t)
-	e.value(v)
-	if s, ok := v.(*Stream); ok && needsExt(s) {
+	e.value(v, st)
+	if st != nil && needsExt(st) {
 		e.w.u8(opAux)
 		e.w.str([]byte(extAuxName))
-		e.w.str(appendExt(nil, 0, nil, s))
+		e.w.str(appendExt(nil, 0, nil, st))
 	}
 	if err := e.w.bw.Flush(); err != nil { // a bytes.Buffer never fails; kept for form
 		return nil, err
@@ -158,6 +163,9 @@ func decodeDumpBody(body []byte, fill, version int) (Value, error) {
 	if !knownType(t) {
 		return nil, rdbCorruptf("unknown value type %d", t)
 	}
+	if t == typeStreamListpacks || t == typeStreamListpacks2 || t == typeStreamListpacks3 {
+		return d.dumpStream(t, body)
+	}
 	v, err := d.value(t, nil)
 	if err != nil {
 		return nil, err
@@ -165,54 +173,55 @@ func decodeDumpBody(body []byte, fill, version int) (Value, error) {
 	if v == nil {
 		return nil, rdbCorruptf("the list is empty")
 	}
-	if d.r.off == int64(len(body)) {
-		return v, nil
-	}
-	if err := d.dumpExt(v); err != nil {
-		return nil, err
-	}
 	if left := int64(len(body)) - d.r.off; left != 0 {
 		return nil, rdbCorruptf("%d bytes follow the value", left)
 	}
 	return v, nil
 }
 
-// dumpExt reads the extension that may follow a stream's value and
-// attaches it.
-func (d *Decoder) dumpExt(v Value) error {
+// dumpStream reads a stream's state, then the extension that may follow
+// it, and builds the stream.
+func (d *Decoder) dumpStream(t byte, body []byte) (Value, error) {
+	st, err := d.streamState(t)
+	if err != nil {
+		return nil, err
+	}
+	if d.r.off < int64(len(body)) {
+		ext, err := d.dumpExt()
+		if err != nil {
+			return nil, err
+		}
+		if err := applyExt(st, ext); err != nil {
+			return nil, err
+		}
+	}
+	if left := int64(len(body)) - d.r.off; left != 0 {
+		return nil, rdbCorruptf("%d bytes follow the value", left)
+	}
+	return loadStream(t, st)
+}
+
+// dumpExt reads the extension that may follow a stream's value.
+func (d *Decoder) dumpExt() (*streamExt, error) {
 	op, err := d.r.u8("what follows the value")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if op != opAux {
-		return rdbCorruptf("byte %#02x follows the value", op)
+		return nil, rdbCorruptf("byte %#02x follows the value", op)
 	}
 	name, err := d.r.str("an aux field name")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if string(name) != extAuxName {
-		return rdbCorruptf("aux field %q follows the value", name)
+		return nil, rdbCorruptf("aux field %q follows the value", name)
 	}
 	val, err := d.r.str("an aux field value")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ext, err := parseExt(val)
-	if err != nil {
-		return err
-	}
-	s, ok := v.(*Stream)
-	if !ok {
-		return rdbCorruptf("%s field follows a %s", extAuxName, v.Type())
-	}
-	if err := applyActive(s, ext.active); err != nil {
-		return err
-	}
-	if ext.idmp != nil {
-		s.IDMP = ext.idmp
-	}
-	return nil
+	return parseExt(val)
 }
 
 // DumpCodec is the server.Codec cli plugs in: DUMP and RESTORE payloads

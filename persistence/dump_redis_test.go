@@ -64,11 +64,11 @@ func TestRedisRestoresOurPayloads(t *testing.T) {
 	}
 	v9list := newPayload(typeListQuicklist)
 	v9list.f.n(2).blob(ziplist(legacyValues[:10]...)).blob(ziplist(legacyValues[10:]...))
-	es := []sEntry{{id: StreamID{1, 0}, fields: []string{"a", "1"}}, {id: StreamID{2, 0}, fields: []string{"a", "2"}, deleted: true},
-		{id: StreamID{3, 0}, fields: []string{"b", "3"}}}
+	es := []sEntry{{id: sid(1, 0), fields: []string{"a", "1"}}, {id: sid(2, 0), fields: []string{"a", "2"}, deleted: true},
+		{id: sid(3, 0), fields: []string{"b", "3"}}}
 	v9stream := newPayload(typeStreamListpacks)
-	v9stream.f.n(1).blob(idBytes(es[0].id)).blob(buildNode(es[0].id, es)).n(2).id(StreamID{3, 0}).n(1)
-	v9stream.f.s("g").id(StreamID{3, 0}).n(1).raw16(StreamID{1, 0}).ms(77).n(2).n(1).s("c").ms(100).n(1).raw16(StreamID{1, 0})
+	v9stream.f.n(1).blob(idBytes(es[0].id)).blob(buildNode(es[0].id, es)).n(2).id(sid(3, 0)).n(1)
+	v9stream.f.s("g").id(sid(3, 0)).n(1).raw16(sid(1, 0)).ms(77).n(2).n(1).s("c").ms(100).n(1).raw16(sid(1, 0))
 	for name, p := range map[string][]byte{"v9-list": v9list.done(9), "v9-stream": v9stream.done(9)} {
 		v, err := DecodeDump(p, nil)
 		if err != nil {

@@ -22,16 +22,15 @@ func dumpValues() map[string]Value {
 	for _, e := range roundTripEntries() {
 		out[string(e.Key)] = e.Value
 	}
-	active := sampleStream() // alice's active time differs from her seen time
-	out["stream-active"] = active
-	same := sampleStream()
+	out["stream-active"] = sampleStream() // alice's active time differs from her seen time
+	same := sampleState()
 	for gi := range same.Groups {
 		for ci := range same.Groups[gi].Consumers {
 			c := &same.Groups[gi].Consumers[ci]
 			c.ActiveTime = c.SeenTime
 		}
 	}
-	out["stream-plain"] = same // nothing version 10 cannot hold: no extension
+	out["stream-plain"] = mustStream(same) // nothing version 10 cannot hold: no extension
 	return out
 }
 
@@ -252,29 +251,29 @@ func TestDumpOlderAndNewerVersions(t *testing.T) {
 		}
 	}
 
-	es := []sEntry{{id: StreamID{1, 0}, fields: []string{"a", "1"}}, {id: StreamID{2, 0}, fields: []string{"a", "2"}}}
+	es := []sEntry{{id: sid(1, 0), fields: []string{"a", "1"}}, {id: sid(2, 0), fields: []string{"a", "2"}}}
 	node := buildNode(es[0].id, es)
 	v1 := newPayload(typeStreamListpacks)
-	v1.f.n(1).blob(idBytes(es[0].id)).blob(node).n(2).id(StreamID{2, 0}).n(1)
-	v1.f.s("g").id(StreamID{1, 0}).n(1).raw16(StreamID{1, 0}).ms(77).n(2).n(1).s("c").ms(100).n(1).raw16(StreamID{1, 0})
+	v1.f.n(1).blob(idBytes(es[0].id)).blob(node).n(2).id(sid(2, 0)).n(1)
+	v1.f.s("g").id(sid(1, 0)).n(1).raw16(sid(1, 0)).ms(77).n(2).n(1).s("c").ms(100).n(1).raw16(sid(1, 0))
 	v, err := DecodeDump(v1.done(9), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := v.(*Stream)
-	if s.EntriesAdded != 2 || s.FirstID != (StreamID{1, 0}) || s.Groups[0].EntriesRead != 1 || s.Groups[0].Consumers[0].ActiveTime != 100 {
+	s := v.(Stream).State()
+	if s.EntriesAdded != 2 || s.FirstID != (sid(1, 0)) || s.Groups[0].EntriesRead != 1 || s.Groups[0].Consumers[0].ActiveTime != 100 {
 		t.Fatalf("version 9 stream: %+v", s)
 	}
 
 	for _, ver := range []uint16{11, 12} {
 		v3 := newPayload(typeStreamListpacks3)
-		v3.f.n(1).blob(idBytes(es[0].id)).blob(node).n(2).id(StreamID{2, 0}).id(StreamID{1, 0}).id(StreamID{}).n(2).n(1)
-		v3.f.s("g").id(StreamID{1, 0}).n(1).n(1).raw16(StreamID{1, 0}).ms(77).n(2).n(1).s("c").ms(100).ms(90).n(1).raw16(StreamID{1, 0})
+		v3.f.n(1).blob(idBytes(es[0].id)).blob(node).n(2).id(sid(2, 0)).id(sid(1, 0)).id(stream.ID{}).n(2).n(1)
+		v3.f.s("g").id(sid(1, 0)).n(1).n(1).raw16(sid(1, 0)).ms(77).n(2).n(1).s("c").ms(100).ms(90).n(1).raw16(sid(1, 0))
 		v, err := DecodeDump(v3.done(ver), nil)
 		if err != nil {
 			t.Fatalf("version %d: %v", ver, err)
 		}
-		if c := v.(*Stream).Groups[0].Consumers[0]; c.SeenTime != 100 || c.ActiveTime != 90 {
+		if c := v.(Stream).State().Groups[0].Consumers[0]; c.SeenTime != 100 || c.ActiveTime != 90 {
 			t.Fatalf("version %d consumer: %+v", ver, c)
 		}
 		l := newPayload(typeListQuicklist2)
@@ -307,13 +306,13 @@ func TestDumpOlderAndNewerVersions(t *testing.T) {
 // TestDumpRefusals covers payloads whose footer is right and whose value
 // is not, each refused with Bad data format.
 func TestDumpRefusals(t *testing.T) {
-	ext := func(v Value) []byte {
+	ext := func(v any) []byte {
 		var b []byte
 		b = append(b, opAux)
 		b = appendStr(b, []byte(extAuxName))
-		s, _ := v.(*Stream)
-		if s == nil {
-			s = sampleStream()
+		s := sampleState()
+		if v != nil {
+			s = v.(*stream.State)
 		}
 		return appendStr(b, appendExt(nil, 0, nil, s))
 	}
@@ -321,7 +320,7 @@ func TestDumpRefusals(t *testing.T) {
 	strBody := str[:len(str)-dumpFooter]
 	st := mustDump(t, dumpValues()["stream-plain"], nil)
 	stBody := st[:len(st)-dumpFooter]
-	other := sampleStream()
+	other := sampleState()
 	other.Groups[0].Consumers[0].Name = []byte("zed") // the extension names a consumer st lacks
 	other.Groups[0].Consumers[0].ActiveTime = 1
 	emptyList := newPayload(typeListQuicklist2)
@@ -366,7 +365,7 @@ func TestDumpRefusals(t *testing.T) {
 }
 
 func TestDumpEncodeRefusals(t *testing.T) {
-	for _, v := range []Value{List{}, List{listpack.New()}, Skipped{Kind: "hash"}, (*Stream)(nil)} {
+	for _, v := range []Value{List{}, List{listpack.New()}, Skipped{Kind: "hash"}, Stream{}} {
 		if p, err := EncodeDump(v, nil); err == nil {
 			t.Errorf("EncodeDump(%#v) = %x, want an error", v, p)
 		}
@@ -378,12 +377,9 @@ func TestDumpEncodeRefusals(t *testing.T) {
 // released entries and IDMP included, come back equal; errors wrap the
 // server's; the value restored shares nothing with the payload.
 func TestDumpCodecServerValues(t *testing.T) {
-	s, err := streamFromRDB(sampleStream())
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := s.Groups()
-	gs[0].Released = []stream.ID{stream.ID(gs[0].PEL[2].ID), stream.ID(gs[0].PEL[0].ID)}
+	st := sampleState()
+	gs := st.Groups
+	gs[0].Released = []stream.ID{gs[0].PEL[2].ID, gs[0].PEL[0].ID}
 	for _, id := range gs[0].Released {
 		for ci := range gs[0].Consumers {
 			c := &gs[0].Consumers[ci]
@@ -395,11 +391,12 @@ func TestDumpCodecServerValues(t *testing.T) {
 			}
 		}
 	}
-	if err := s.SetGroups(gs); err != nil {
+	st.IDMP = &stream.IDMPState{Duration: 60, MaxSize: 5, Added: 2, Duplicates: 1, Producers: []stream.IDMPProducer{
+		{PID: []byte("p"), IIDs: []stream.IDMPRecord{{IID: []byte("i"), ID: stream.ID{Ms: 1001, Seq: 1}, Time: 1700000000000}}}}}
+	s, err := stream.FromState(st)
+	if err != nil {
 		t.Fatal(err)
 	}
-	s.SetIDMP(stream.IDMPState{Duration: 60, MaxSize: 5, Added: 2, Duplicates: 1, Producers: []stream.IDMPProducer{
-		{PID: []byte("p"), IIDs: []stream.IDMPRecord{{IID: []byte("i"), ID: stream.ID{Ms: 1001, Seq: 1}, Time: 1700000000000}}}}})
 	q := listpack.NewQuicklist(-2)
 	for i := range 3000 {
 		q.PushTail([]byte(fmt.Sprintf("element-%d", i)))
@@ -423,11 +420,11 @@ func TestDumpCodecServerValues(t *testing.T) {
 		back, _ = ToValue(got)
 		sameValue(t, name+" after the payload was overwritten", back, want)
 		if name == "stream" {
-			rg := got.(*stream.Stream).Groups()
+			rg := got.(*stream.Stream).State().Groups
 			if !reflect.DeepEqual(rg[0].Released, gs[0].Released) {
 				t.Fatalf("released entries %v, want %v", rg[0].Released, gs[0].Released)
 			}
-			if st := got.(*stream.Stream).IDMP(); st.Added != 2 || len(st.Producers) != 1 {
+			if st := got.(*stream.Stream).State().IDMP; st == nil || st.Added != 2 || len(st.Producers) != 1 {
 				t.Fatalf("IDMP state %+v", st)
 			}
 		}
@@ -484,15 +481,15 @@ func FuzzRestorePayload(f *testing.F) {
 func olderPayloads() [][]byte {
 	ql := newPayload(typeListQuicklist)
 	ql.f.n(2).blob(ziplist("a", "12", "-300")).blob(ziplist("70000", strings.Repeat("z", 70)))
-	es := []sEntry{{id: StreamID{1, 0}, fields: []string{"a", "1"}}, {id: StreamID{2, 0}, fields: []string{"a", "2"}, deleted: true},
-		{id: StreamID{3, 0}, fields: []string{"b", "3"}}}
+	es := []sEntry{{id: sid(1, 0), fields: []string{"a", "1"}}, {id: sid(2, 0), fields: []string{"a", "2"}, deleted: true},
+		{id: sid(3, 0), fields: []string{"b", "3"}}}
 	node := buildNode(es[0].id, es)
 	v1 := newPayload(typeStreamListpacks)
-	v1.f.n(1).blob(idBytes(es[0].id)).blob(node).n(2).id(StreamID{3, 0}).n(1)
-	v1.f.s("g").id(StreamID{1, 0}).n(1).raw16(StreamID{1, 0}).ms(77).n(2).n(1).s("c").ms(100).n(1).raw16(StreamID{1, 0})
+	v1.f.n(1).blob(idBytes(es[0].id)).blob(node).n(2).id(sid(3, 0)).n(1)
+	v1.f.s("g").id(sid(1, 0)).n(1).raw16(sid(1, 0)).ms(77).n(2).n(1).s("c").ms(100).n(1).raw16(sid(1, 0))
 	v3 := newPayload(typeStreamListpacks3)
-	v3.f.n(1).blob(idBytes(es[0].id)).blob(node).n(2).id(StreamID{3, 0}).id(StreamID{1, 0}).id(StreamID{2, 0}).n(3).n(1)
-	v3.f.s("g").id(StreamID{1, 0}).n(1).n(1).raw16(StreamID{1, 0}).ms(77).n(2).n(1).s("c").ms(100).ms(90).n(1).raw16(StreamID{1, 0})
+	v3.f.n(1).blob(idBytes(es[0].id)).blob(node).n(2).id(sid(3, 0)).id(sid(1, 0)).id(sid(2, 0)).n(3).n(1)
+	v3.f.s("g").id(sid(1, 0)).n(1).n(1).raw16(sid(1, 0)).ms(77).n(2).n(1).s("c").ms(100).ms(90).n(1).raw16(sid(1, 0))
 	l := newPayload(typeListQuicklist2)
 	l.f.n(2).n(containerPacked).blob(lpOf("a", "b")).n(containerPlain).s(strings.Repeat("p", 100))
 	return [][]byte{ql.done(9), v1.done(9), v3.done(11), l.done(11)}

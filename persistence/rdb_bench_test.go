@@ -12,7 +12,7 @@ import (
 func benchFile(b *testing.B) ([]*Entry, []byte) {
 	var es []sEntry
 	for i := range 100_000 {
-		es = append(es, sEntry{id: StreamID{uint64(1_700_000_000_000 + i), 0},
+		es = append(es, sEntry{id: sid(uint64(1_700_000_000_000+i), 0),
 			fields: []string{"event", "click", "user", fmt.Sprint(i % 977), "n", fmt.Sprint(i)}})
 	}
 	var list List
@@ -23,7 +23,7 @@ func benchFile(b *testing.B) ([]*Entry, []byte) {
 		}
 		list = append(list, lp)
 	}
-	ents := []*Entry{{Key: []byte("events"), Value: buildStream(es, 100)}, {Key: []byte("jobs"), Value: list}}
+	ents := []*Entry{{Key: []byte("events"), Value: mustStream(buildStream(es, 100))}, {Key: []byte("jobs"), Value: list}}
 	return ents, encodeEntries(b, nil, ents)
 }
 

@@ -24,12 +24,12 @@ func (d *Decoder) entry(t byte, p *pending) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.unclaimedExt(key, v); err != nil {
+		return nil, err
+	}
 	if v == nil {
 		d.stats.EmptyKeys++
-		return nil, d.dropExt(key)
-	}
-	if err := d.applyExt(key, v); err != nil {
-		return nil, err
+		return nil, nil
 	}
 	return &Entry{
 		DB: d.db, Key: key, Value: v,
@@ -53,7 +53,7 @@ func (d *Decoder) value(t byte, key []byte) (Value, error) {
 		}
 		return l, nil
 	case typeStreamListpacks, typeStreamListpacks2, typeStreamListpacks3:
-		return d.stream(t)
+		return d.stream(t, key)
 	}
 	if !d.opt.SkipUnsupported || t == typeModulePreGA {
 		return nil, &UnsupportedError{What: typeName(t), Key: key, DB: d.db}

@@ -1,157 +1,172 @@
 package persistence
 
 import (
-	"math"
-	"sort"
+	"bytes"
+	"cmp"
+	"slices"
 
-	"github.com/redstream/redstream/listpack"
+	"github.com/redstream/redstream/stream"
 )
 
-// streamScan carries what the node pass learned to the later checks.
-type streamScan struct {
-	live      uint64
-	last      StreamID // last entry, tombstones included
-	firstLive StreamID
-	hasLive   bool
-	any       bool
-}
-
-// stream reads a stream of any of the three layouts.
-func (d *Decoder) stream(t byte) (*Stream, error) {
-	s := &Stream{}
-	scan, err := d.streamNodes(s)
+// stream reads a stream of any of the three layouts, attaches the
+// extension field held for key (files write it before the key) and
+// builds the stream.
+func (d *Decoder) stream(t byte, key []byte) (Value, error) {
+	start := d.r.off
+	st, err := d.streamState(t)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.streamMeta(s, t, scan); err != nil {
+	if e := d.takeExt(key); e != nil {
+		if err := applyExt(st, e); err != nil {
+			return nil, err
+		}
+		d.stats.RedstreamExts++
+	}
+	v, err := loadStream(t, st)
+	if err != nil {
+		d.r.itemOff = start // the stream as a whole is wrong
+	}
+	return v, err
+}
+
+// loadStream builds a decoded stream with stream.FromState, which checks
+// every node (listpack and stream node layout), the order of nodes and
+// entries, the counters against the nodes, and the groups' PELs. A
+// version 1 stream has no read counters: each group gets Redis's
+// estimate, as Redis gives it on loading one.
+func loadStream(t byte, st *stream.State) (Value, error) {
+	for i := range st.Groups {
+		disownReleased(&st.Groups[i])
+	}
+	s, err := stream.FromState(st)
+	if err != nil {
+		return nil, corruptWrap(err, "stream value")
+	}
+	if t == typeStreamListpacks {
+		s.EachGroup(func(g *stream.Group) bool {
+			s.SetGroupID(g, g.LastID(), s.EstimateEntriesRead(g.LastID()))
+			return true
+		})
+	}
+	return Stream{s}, nil
+}
+
+// disownReleased turns the entries of the reserved consumer (see
+// ownReleased) back into released ones, in release order.
+func disownReleased(g *stream.GroupState) {
+	i := slices.IndexFunc(g.Consumers, func(c stream.ConsumerState) bool {
+		return bytes.Equal(c.Name, releasedConsumer) && c.SeenTime == releasedMark
+	})
+	if i < 0 {
+		return
+	}
+	released := make(map[stream.ID]bool, len(g.Consumers[i].PEL))
+	for _, id := range g.Consumers[i].PEL {
+		released[id] = true
+	}
+	g.Consumers = slices.Delete(g.Consumers, i, i+1)
+	var order []stream.PendingState
+	for j := range g.PEL {
+		if released[g.PEL[j].ID] {
+			order = append(order, g.PEL[j])
+			g.PEL[j].DeliveryTime = 0
+		}
+	}
+	slices.SortStableFunc(order, func(a, b stream.PendingState) int { return cmp.Compare(a.DeliveryTime, b.DeliveryTime) })
+	for _, p := range order {
+		g.Released = append(g.Released, p.ID)
+	}
+}
+
+// streamState reads a stream's nodes, counters and groups as they are in
+// the file; loadStream checks them.
+func (d *Decoder) streamState(t byte) (*stream.State, error) {
+	st := &stream.State{}
+	if err := d.streamNodes(st); err != nil {
 		return nil, err
 	}
-	return s, d.streamGroups(s, t)
+	if err := d.streamMeta(st, t); err != nil {
+		return nil, err
+	}
+	return st, d.streamGroups(st, t)
 }
 
 // streamNodes reads the node count and each node: its 16-byte master ID
-// and its listpack, validated as a listpack and as a stream node.
-func (d *Decoder) streamNodes(s *Stream) (streamScan, error) {
-	var scan streamScan
+// and its listpack.
+func (d *Decoder) streamNodes(st *stream.State) error {
 	n, err := d.r.count("a stream's node count")
 	if err != nil {
-		return scan, err
+		return err
 	}
 	if err := d.r.countFits(n, 25, "a stream's node count"); err != nil {
-		return scan, err
+		return err
 	}
-	s.Nodes = make([]StreamNode, 0, min(n, 1024))
+	st.Nodes = make([]stream.Node, 0, min(n, 1024))
 	for range n {
-		node, sum, err := d.streamNode()
+		key, err := d.r.str("a stream node key")
 		if err != nil {
-			return scan, err
+			return err
 		}
-		if scan.any && node.Master.Compare(scan.last) <= 0 {
-			return scan, rdbCorruptf("stream node %s does not follow entry %s", node.Master, scan.last)
+		if len(key) != 16 {
+			return rdbCorruptf("stream node key is %d bytes, not 16", len(key))
 		}
-		scan.add(sum)
-		s.Nodes = append(s.Nodes, node)
-	}
-	return scan, nil
-}
-
-func (sc *streamScan) add(sum nodeSummary) {
-	sc.any = true
-	sc.last = sum.last
-	sc.live += uint64(sum.live)
-	if sum.hasLive && !sc.hasLive {
-		sc.firstLive, sc.hasLive = sum.firstLive, true
-	}
-}
-
-// streamNode reads and checks one node.
-func (d *Decoder) streamNode() (StreamNode, nodeSummary, error) {
-	key, err := d.r.str("a stream node key")
-	if err != nil {
-		return StreamNode{}, nodeSummary{}, err
-	}
-	if len(key) != 16 {
-		return StreamNode{}, nodeSummary{}, rdbCorruptf("stream node key is %d bytes, not 16", len(key))
-	}
-	b, err := d.r.str("a stream node listpack")
-	if err != nil {
-		return StreamNode{}, nodeSummary{}, err
-	}
-	if err := listpack.Validate(b, true); err != nil {
-		return StreamNode{}, nodeSummary{}, corruptWrap(err, "stream node")
-	}
-	if len(b) == 7 { // header and terminator only: no master entry
-		return StreamNode{}, nodeSummary{}, rdbCorruptf("stream node listpack is empty")
-	}
-	node := StreamNode{Master: streamIDFrom(key), Listpack: b}
-	sum, err := checkStreamNode(node.Listpack, node.Master)
-	return node, sum, err
-}
-
-// streamMeta reads the length and IDs after the nodes. Version 1 streams
-// lack the first ID, the tombstone and the added counter; like Redis we
-// derive them (entries-added from the length, first ID from the nodes).
-func (d *Decoder) streamMeta(s *Stream, t byte, scan streamScan) error {
-	var err error
-	if s.Length, err = d.r.count("a stream's length"); err != nil {
-		return err
-	}
-	if s.LastID, err = d.streamID("a stream's last ID"); err != nil {
-		return err
-	}
-	if t == typeStreamListpacks {
-		s.EntriesAdded = s.Length
-		s.FirstID = StreamID{math.MaxUint64, math.MaxUint64} // Redis's value for an empty stream
-		if scan.hasLive {
-			s.FirstID = scan.firstLive
+		lp, err := d.r.str("a stream node listpack")
+		if err != nil {
+			return err
 		}
-	} else if err := d.streamMeta2(s); err != nil {
-		return err
-	}
-	switch {
-	case s.Length != scan.live:
-		return rdbCorruptf("stream length %d, its nodes hold %d live entries", s.Length, scan.live)
-	case scan.any && s.LastID.Compare(scan.last) < 0:
-		return rdbCorruptf("stream last ID %s is below its entry %s", s.LastID, scan.last)
+		st.Nodes = append(st.Nodes, stream.Node{Master: stream.IDFromKey(key), Listpack: lp})
 	}
 	return nil
 }
 
-// streamMeta2 reads what version 2 added: first ID, max deleted ID and
-// entries added.
-func (d *Decoder) streamMeta2(s *Stream) error {
+// streamMeta reads the length and IDs after the nodes. Version 1 streams
+// lack the first ID, the tombstone and the added counter; like Redis we
+// take entries-added from the length (the first ID is always recomputed
+// from the nodes).
+func (d *Decoder) streamMeta(st *stream.State, t byte) error {
 	var err error
-	if s.FirstID, err = d.streamID("a stream's first ID"); err != nil {
+	if st.Length, err = d.r.count("a stream's length"); err != nil {
 		return err
 	}
-	if s.MaxDeletedID, err = d.streamID("a stream's max deleted ID"); err != nil {
+	if st.LastID, err = d.streamID("a stream's last ID"); err != nil {
 		return err
 	}
-	s.EntriesAdded, err = d.r.count("a stream's entries-added counter")
+	if t == typeStreamListpacks {
+		st.EntriesAdded = st.Length
+		return nil
+	}
+	if st.FirstID, err = d.streamID("a stream's first ID"); err != nil {
+		return err
+	}
+	if st.MaxDeletedID, err = d.streamID("a stream's max deleted ID"); err != nil {
+		return err
+	}
+	st.EntriesAdded, err = d.r.count("a stream's entries-added counter")
 	return err
 }
 
 // streamID reads an ID as two lengths, ms then seq.
-func (d *Decoder) streamID(what string) (StreamID, error) {
+func (d *Decoder) streamID(what string) (stream.ID, error) {
 	ms, err := d.r.count(what)
 	if err != nil {
-		return StreamID{}, err
+		return stream.ID{}, err
 	}
 	seq, err := d.r.count(what)
-	return StreamID{ms, seq}, err
+	return stream.ID{Ms: ms, Seq: seq}, err
 }
 
 // rawID reads an ID in its 16-byte big-endian form.
-func (d *Decoder) rawID(what string) (StreamID, error) {
+func (d *Decoder) rawID(what string) (stream.ID, error) {
 	b, err := d.r.fixed(16, what)
 	if err != nil {
-		return StreamID{}, err
+		return stream.ID{}, err
 	}
-	return streamIDFrom(b), nil
+	return stream.IDFromKey(b), nil
 }
 
 // streamGroups reads the consumer groups.
-func (d *Decoder) streamGroups(s *Stream, t byte) error {
+func (d *Decoder) streamGroups(st *stream.State, t byte) error {
 	n, err := d.r.count("a stream's group count")
 	if err != nil {
 		return err
@@ -159,25 +174,20 @@ func (d *Decoder) streamGroups(s *Stream, t byte) error {
 	if err := d.r.countFits(n, 5, "a stream's group count"); err != nil {
 		return err
 	}
-	seen := map[string]bool{}
 	for range n {
-		g, err := d.group(s, t)
+		g, err := d.group(t)
 		if err != nil {
 			return err
 		}
-		if seen[string(g.Name)] {
-			return rdbCorruptf("stream has two groups named %q", g.Name)
-		}
-		seen[string(g.Name)] = true
-		s.Groups = append(s.Groups, g)
+		st.Groups = append(st.Groups, g)
 	}
 	return nil
 }
 
 // group reads one consumer group: name, last delivered ID, entries-read
-// (version 2 on; estimated as Redis does before), PEL and consumers.
-func (d *Decoder) group(s *Stream, t byte) (Group, error) {
-	var g Group
+// (version 2 on), PEL and consumers.
+func (d *Decoder) group(t byte) (stream.GroupState, error) {
+	var g stream.GroupState
 	var err error
 	if g.Name, err = d.r.str("a group name"); err != nil {
 		return g, err
@@ -185,9 +195,7 @@ func (d *Decoder) group(s *Stream, t byte) (Group, error) {
 	if g.LastID, err = d.streamID("a group's last delivered ID"); err != nil {
 		return g, err
 	}
-	if t == typeStreamListpacks {
-		g.EntriesRead = estimateEntriesRead(s, g.LastID)
-	} else {
+	if t != typeStreamListpacks {
 		var n uint64
 		if n, err = d.r.count("a group's entries-read counter"); err != nil {
 			return g, err
@@ -197,21 +205,12 @@ func (d *Decoder) group(s *Stream, t byte) (Group, error) {
 	if g.PEL, err = d.groupPEL(); err != nil {
 		return g, err
 	}
-	owned := make([]bool, len(g.PEL))
-	if g.Consumers, err = d.consumers(t, g.PEL, owned); err != nil {
-		return g, err
-	}
-	for i, o := range owned {
-		if !o {
-			return g, rdbCorruptf("group %q pending entry %s has no consumer", g.Name, g.PEL[i].ID)
-		}
-	}
-	return g, nil
+	g.Consumers, err = d.consumers(t)
+	return g, err
 }
 
-// groupPEL reads a group's pending entries: ID, delivery time and count,
-// IDs strictly increasing.
-func (d *Decoder) groupPEL() ([]PendingEntry, error) {
+// groupPEL reads a group's pending entries: ID, delivery time and count.
+func (d *Decoder) groupPEL() ([]stream.PendingState, error) {
 	n, err := d.r.count("a group's PEL size")
 	if err != nil {
 		return nil, err
@@ -219,29 +218,27 @@ func (d *Decoder) groupPEL() ([]PendingEntry, error) {
 	if err := d.r.countFits(n, 25, "a group's PEL size"); err != nil {
 		return nil, err
 	}
-	pel := make([]PendingEntry, 0, min(n, 1024))
-	for i := range n {
-		var e PendingEntry
-		if e.ID, err = d.rawID("a pending entry ID"); err != nil {
+	pel := make([]stream.PendingState, 0, min(n, 1024))
+	for range n {
+		var p stream.PendingState
+		if p.ID, err = d.rawID("a pending entry ID"); err != nil {
 			return nil, err
 		}
-		if i > 0 && e.ID.Compare(pel[i-1].ID) <= 0 {
-			return nil, rdbCorruptf("pending entry %s does not follow %s", e.ID, pel[i-1].ID)
-		}
-		if e.DeliveryTime, err = d.r.ms("a delivery time"); err != nil {
+		if p.DeliveryTime, err = d.r.ms("a delivery time"); err != nil {
 			return nil, err
 		}
-		if e.DeliveryCount, err = d.r.count("a delivery count"); err != nil {
+		count, err := d.r.count("a delivery count")
+		if err != nil {
 			return nil, err
 		}
-		pel = append(pel, e)
+		p.DeliveryCount = int64(count)
+		pel = append(pel, p)
 	}
 	return pel, nil
 }
 
-// consumers reads a group's consumers and their PELs, marking in owned
-// which group PEL entries they claim.
-func (d *Decoder) consumers(t byte, pel []PendingEntry, owned []bool) ([]Consumer, error) {
+// consumers reads a group's consumers and their PELs.
+func (d *Decoder) consumers(t byte) ([]stream.ConsumerState, error) {
 	n, err := d.r.count("a group's consumer count")
 	if err != nil {
 		return nil, err
@@ -249,17 +246,12 @@ func (d *Decoder) consumers(t byte, pel []PendingEntry, owned []bool) ([]Consume
 	if err := d.r.countFits(n, 10, "a group's consumer count"); err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	var out []Consumer
+	var out []stream.ConsumerState
 	for range n {
-		c, err := d.consumer(t, pel, owned)
+		c, err := d.consumer(t)
 		if err != nil {
 			return nil, err
 		}
-		if seen[string(c.Name)] {
-			return nil, rdbCorruptf("group has two consumers named %q", c.Name)
-		}
-		seen[string(c.Name)] = true
 		out = append(out, c)
 	}
 	return out, nil
@@ -267,8 +259,8 @@ func (d *Decoder) consumers(t byte, pel []PendingEntry, owned []bool) ([]Consume
 
 // consumer reads one consumer: name, seen time, active time (version 3;
 // before, Redis's estimate, the seen time) and its PEL IDs.
-func (d *Decoder) consumer(t byte, pel []PendingEntry, owned []bool) (Consumer, error) {
-	var c Consumer
+func (d *Decoder) consumer(t byte) (stream.ConsumerState, error) {
+	var c stream.ConsumerState
 	var err error
 	if c.Name, err = d.r.str("a consumer name"); err != nil {
 		return c, err
@@ -282,57 +274,20 @@ func (d *Decoder) consumer(t byte, pel []PendingEntry, owned []bool) (Consumer, 
 			return c, err
 		}
 	}
-	c.PEL, err = d.consumerPEL(c.Name, pel, owned)
-	return c, err
-}
-
-// consumerPEL reads a consumer's pending IDs, each of which must be in the
-// group PEL and not claimed by another consumer.
-func (d *Decoder) consumerPEL(name []byte, pel []PendingEntry, owned []bool) ([]StreamID, error) {
 	n, err := d.r.count("a consumer's PEL size")
 	if err != nil {
-		return nil, err
+		return c, err
 	}
 	if err := d.r.countFits(n, 16, "a consumer's PEL size"); err != nil {
-		return nil, err
+		return c, err
 	}
-	ids := make([]StreamID, 0, min(n, 1024))
-	for i := range n {
+	c.PEL = make([]stream.ID, 0, min(n, 1024))
+	for range n {
 		id, err := d.rawID("a consumer's pending ID")
 		if err != nil {
-			return nil, err
+			return c, err
 		}
-		if i > 0 && id.Compare(ids[i-1]) <= 0 {
-			return nil, rdbCorruptf("consumer %q pending ID %s does not follow %s", name, id, ids[i-1])
-		}
-		k := sort.Search(len(pel), func(j int) bool { return pel[j].ID.Compare(id) >= 0 })
-		if k == len(pel) || pel[k].ID != id || owned[k] {
-			return nil, rdbCorruptf("consumer %q pending ID %s is not a free entry of its group's PEL", name, id)
-		}
-		owned[k] = true
-		ids = append(ids, id)
+		c.PEL = append(c.PEL, id)
 	}
-	return ids, nil
-}
-
-// estimateEntriesRead guesses a group's entries-read counter for a
-// version 1 stream the way Redis does on upgrade: exact at the stream's
-// ends, unknown (-1) in between. Version 1 streams have no tombstone and
-// EntriesAdded equals Length.
-func estimateEntriesRead(s *Stream, id StreamID) int64 {
-	switch {
-	case s.EntriesAdded == 0:
-		return 0
-	case s.Length == 0 && id.Compare(s.LastID) <= 0:
-		return int64(s.EntriesAdded)
-	case id == s.LastID:
-		return int64(s.EntriesAdded)
-	case id.Compare(s.LastID) > 0:
-		return -1
-	case id.Compare(s.FirstID) < 0:
-		return int64(s.EntriesAdded - s.Length)
-	case id == s.FirstID:
-		return int64(s.EntriesAdded-s.Length) + 1
-	}
-	return -1
+	return c, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redstream/redstream/listpack"
+	"github.com/redstream/redstream/stream"
 )
 
 // EncodeOptions adjusts an Encoder. The zero value writes what Redis 7.0
@@ -147,11 +148,15 @@ func (e *Encoder) WriteEntry(ent *Entry) error {
 	if l, ok := ent.Value.(List); ok && l.Len() == 0 {
 		return nil
 	}
-	if s, ok := ent.Value.(*Stream); ok && needsExt(s) {
-		e.ext = appendExt(e.ext[:0], max(e.db, 0), ent.Key, s)
-		e.w.u8(opAux)
-		e.w.str([]byte(extAuxName))
-		e.w.str(e.ext)
+	var st *stream.State
+	if s, ok := ent.Value.(Stream); ok {
+		st = rdbState(s)
+		if needsExt(st) {
+			e.ext = appendExt(e.ext[:0], max(e.db, 0), ent.Key, st)
+			e.w.u8(opAux)
+			e.w.str([]byte(extAuxName))
+			e.w.str(e.ext)
+		}
 	}
 	if ent.HasExpire {
 		e.w.u8(opExpireMs)
@@ -159,7 +164,7 @@ func (e *Encoder) WriteEntry(ent *Entry) error {
 	}
 	e.w.u8(t)
 	e.w.str(ent.Key)
-	e.value(ent.Value)
+	e.value(ent.Value, st)
 	return e.w.err
 }
 
@@ -170,22 +175,23 @@ func valueType(v Value) (byte, error) {
 		return typeString, nil
 	case List:
 		return typeListQuicklist2, nil
-	case *Stream:
-		if v != nil {
+	case Stream:
+		if v.Stream != nil {
 			return typeStreamListpacks2, nil
 		}
 	}
 	return 0, fmt.Errorf("cannot encode a %T value", v)
 }
 
-func (e *Encoder) value(v Value) {
+// value writes v; a stream's is st, from rdbState.
+func (e *Encoder) value(v Value, st *stream.State) {
 	switch v := v.(type) {
 	case String:
 		e.w.str(v)
 	case List:
 		e.list(v)
-	case *Stream:
-		e.stream(v)
+	case Stream:
+		e.stream(st)
 	}
 }
 

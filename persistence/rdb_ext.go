@@ -1,6 +1,10 @@
 package persistence
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/redstream/redstream/stream"
+)
 
 // Stream state that RDB version 10 has no field for travels in an aux
 // field named extAuxName, written just before the key it belongs to.
@@ -24,11 +28,11 @@ type streamExt struct {
 	db     int
 	key    []byte
 	active map[string]map[string]int64 // group → consumer → active time
-	idmp   *IDMP
+	idmp   *stream.IDMPState
 }
 
 // needsExt reports whether s has state version 10 cannot hold.
-func needsExt(s *Stream) bool {
+func needsExt(s *stream.State) bool {
 	if s.IDMP != nil {
 		return true
 	}
@@ -43,7 +47,7 @@ func needsExt(s *Stream) bool {
 }
 
 // appendExt encodes the extension field value for key in db.
-func appendExt(dst []byte, db int, key []byte, s *Stream) []byte {
+func appendExt(dst []byte, db int, key []byte, s *stream.State) []byte {
 	dst = append(dst, extVersion)
 	dst = appendLen(dst, uint64(db))
 	dst = appendStr(dst, key)
@@ -60,7 +64,7 @@ func appendExt(dst []byte, db int, key []byte, s *Stream) []byte {
 
 // appendActive encodes the active times that differ from the seen times
 // (the decoder's default), or returns nil if none do.
-func appendActive(dst []byte, s *Stream) []byte {
+func appendActive(dst []byte, s *stream.State) []byte {
 	var groups, body []byte
 	n := 0
 	for _, g := range s.Groups {
@@ -87,14 +91,14 @@ func appendActive(dst []byte, s *Stream) []byte {
 	return append(body, groups...)
 }
 
-func appendIDMP(dst []byte, m *IDMP) []byte {
-	for _, v := range []uint64{m.Duration, m.MaxSize, m.Added, m.Duplicates, uint64(len(m.Producers))} {
+func appendIDMP(dst []byte, m *stream.IDMPState) []byte {
+	for _, v := range []uint64{uint64(m.Duration), uint64(m.MaxSize), m.Added, m.Duplicates, uint64(len(m.Producers))} {
 		dst = appendLen(dst, v)
 	}
 	for _, p := range m.Producers {
 		dst = appendStr(dst, p.PID)
-		dst = appendLen(dst, uint64(len(p.Entries)))
-		for _, e := range p.Entries {
+		dst = appendLen(dst, uint64(len(p.IIDs)))
+		for _, e := range p.IIDs {
 			dst = appendStr(dst, e.IID)
 			dst = appendLen(dst, e.ID.Ms)
 			dst = appendLen(dst, e.ID.Seq)
@@ -212,16 +216,18 @@ func parseActive(c *extCursor) map[string]map[string]int64 {
 	return m
 }
 
-func parseIDMP(c *extCursor) *IDMP {
-	m := &IDMP{Duration: c.len("IDMP duration"), MaxSize: c.len("IDMP max size"),
+// parseIDMP reads the IDMP section; settings out of range (a length
+// above int64's) are taken as the defaults when the stream is built.
+func parseIDMP(c *extCursor) *stream.IDMPState {
+	m := &stream.IDMPState{Duration: int64(c.len("IDMP duration")), MaxSize: int64(c.len("IDMP max size")),
 		Added: c.len("IDMP added count"), Duplicates: c.len("IDMP duplicate count")}
 	for range c.count("producer count") {
-		p := IDMPProducer{PID: c.str("producer ID")}
+		p := stream.IDMPProducer{PID: c.str("producer ID")}
 		for range c.count("iid count") {
-			e := IDMPEntry{IID: c.str("iid")}
-			e.ID = StreamID{c.len("entry ID"), c.len("entry ID")}
+			e := stream.IDMPRecord{IID: c.str("iid")}
+			e.ID = stream.ID{Ms: c.len("entry ID"), Seq: c.len("entry ID")}
 			e.Time = c.ms("iid time")
-			p.Entries = append(p.Entries, e)
+			p.IIDs = append(p.IIDs, e)
 		}
 		m.Producers = append(m.Producers, p)
 	}
@@ -242,37 +248,36 @@ func (d *Decoder) addExt(val []byte) error {
 	return nil
 }
 
-// applyExt attaches the held extension for key, if any, to v.
-func (d *Decoder) applyExt(key []byte, v Value) error {
+// takeExt removes and returns the extension held for key, or nil.
+func (d *Decoder) takeExt(key []byte) *streamExt {
 	k := extKey{d.db, string(key)}
 	e := d.exts[k]
-	if e == nil {
-		return nil
+	if e != nil {
+		delete(d.exts, k)
 	}
-	delete(d.exts, k)
-	s, ok := v.(*Stream)
-	if !ok {
-		return rdbCorruptf("%s field names a %s, not a stream", extAuxName, v.Type())
-	}
+	return e
+}
+
+// applyExt attaches an extension to a stream's state.
+func applyExt(s *stream.State, e *streamExt) error {
 	if err := applyActive(s, e.active); err != nil {
 		return err
 	}
 	if e.idmp != nil {
 		s.IDMP = e.idmp
 	}
-	d.stats.RedstreamExts++
 	return nil
 }
 
-func applyActive(s *Stream, active map[string]map[string]int64) error {
-	found := 0
+func applyActive(s *stream.State, active map[string]map[string]int64) error {
+	done := map[string]bool{}
 	for gi := range s.Groups {
 		g := &s.Groups[gi]
 		cs, ok := active[string(g.Name)]
-		if !ok {
+		if !ok || done[string(g.Name)] { // a second group of the name: FromState refuses it
 			continue
 		}
-		found++
+		done[string(g.Name)] = true
 		n := 0
 		for ci := range g.Consumers {
 			if t, ok := cs[string(g.Consumers[ci].Name)]; ok {
@@ -284,19 +289,22 @@ func applyActive(s *Stream, active map[string]map[string]int64) error {
 			return rdbCorruptf("%s field names consumers group %q does not have", extAuxName, g.Name)
 		}
 	}
-	if found != len(active) {
+	if len(done) != len(active) {
 		return rdbCorruptf("%s field names groups the stream does not have", extAuxName)
 	}
 	return nil
 }
 
-// dropExt is applyExt for a key dropped as empty: an extension for it is
-// an error, since only streams carry one and streams are never empty keys.
-func (d *Decoder) dropExt(key []byte) error {
-	if d.exts[extKey{d.db, string(key)}] != nil {
+// unclaimedExt fails if an extension is held for key, which was not a
+// stream: only streams carry one.
+func (d *Decoder) unclaimedExt(key []byte, v Value) error {
+	if d.takeExt(key) == nil {
+		return nil
+	}
+	if v == nil {
 		return rdbCorruptf("%s field names an empty list", extAuxName)
 	}
-	return nil
+	return rdbCorruptf("%s field names a %s, not a stream", extAuxName, v.Type())
 }
 
 // leftoverExts fails if an extension field named a key the file lacks.

@@ -3,6 +3,7 @@ package persistence
 import (
 	"bytes"
 	"fmt"
+	"github.com/redstream/redstream/stream"
 	"io"
 	"slices"
 	"strconv"
@@ -12,9 +13,27 @@ import (
 	"github.com/redstream/redstream/listpack"
 )
 
+func sid(ms, seq uint64) stream.ID { return stream.ID{Ms: ms, Seq: seq} }
+
+// Stream entry flags, written out here so that the tests build nodes
+// from the format, not from package stream's code.
+const (
+	streamFlagDeleted    = 1
+	streamFlagSameFields = 2
+)
+
+// mustStream builds the value of st (which must be a valid stream).
+func mustStream(st *stream.State) Stream {
+	s, err := stream.FromState(st)
+	if err != nil {
+		panic(err)
+	}
+	return Stream{s}
+}
+
 // sEntry is a stream entry for building test streams.
 type sEntry struct {
-	id      StreamID
+	id      stream.ID
 	fields  []string // field, value, field, value...
 	deleted bool
 }
@@ -22,7 +41,7 @@ type sEntry struct {
 // buildNode lays entries out in one stream node the way Redis does: the
 // first entry's fields become the master fields, and entries with the
 // same fields are stored with the SameFields flag.
-func buildNode(master StreamID, es []sEntry) listpack.Listpack {
+func buildNode(master stream.ID, es []sEntry) listpack.Listpack {
 	var mf []string
 	for i := 0; i < len(es[0].fields); i += 2 {
 		mf = append(mf, es[0].fields[i])
@@ -46,7 +65,7 @@ func buildNode(master StreamID, es []sEntry) listpack.Listpack {
 	return lp
 }
 
-func appendNodeEntry(lp listpack.Listpack, master StreamID, mf []string, e sEntry) listpack.Listpack {
+func appendNodeEntry(lp listpack.Listpack, master stream.ID, mf []string, e sEntry) listpack.Listpack {
 	var names, vals []string
 	for i := 0; i < len(e.fields); i += 2 {
 		names, vals = append(names, e.fields[i]), append(vals, e.fields[i+1])
@@ -73,13 +92,13 @@ func appendNodeEntry(lp listpack.Listpack, master StreamID, mf []string, e sEntr
 	return lp.AppendInt(int64(2*len(names) + 4))
 }
 
-// buildStream makes a stream of es, perNode entries a node, with the
-// counters filled in consistently.
-func buildStream(es []sEntry, perNode int) *Stream {
-	s := &Stream{}
+// buildStream makes the state of a stream of es, perNode entries a
+// node, with the counters filled in consistently.
+func buildStream(es []sEntry, perNode int) *stream.State {
+	s := &stream.State{}
 	for i := 0; i < len(es); i += perNode {
 		part := es[i:min(i+perNode, len(es))]
-		s.Nodes = append(s.Nodes, StreamNode{Master: part[0].id, Listpack: buildNode(part[0].id, part)})
+		s.Nodes = append(s.Nodes, stream.Node{Master: part[0].id, Listpack: buildNode(part[0].id, part)})
 	}
 	for _, e := range es {
 		if e.deleted {
@@ -98,8 +117,8 @@ func buildStream(es []sEntry, perNode int) *Stream {
 	return s
 }
 
-// streamEntries decodes the entries of a decoded stream's nodes as text.
-func streamEntries(s *Stream) []string {
+// streamEntries decodes the entries of a stream's nodes as text.
+func streamEntries(s *stream.State) []string {
 	var out []string
 	for _, n := range s.Nodes {
 		out = append(out, nodeEntries(n)...)
@@ -107,7 +126,7 @@ func streamEntries(s *Stream) []string {
 	return out
 }
 
-func nodeEntries(n StreamNode) []string {
+func nodeEntries(n stream.Node) []string {
 	lp := n.Listpack
 	off := lp.First()
 	next := func() []byte {
@@ -125,7 +144,7 @@ func nodeEntries(n StreamNode) []string {
 	var out []string
 	for range live + del {
 		flags := nextInt()
-		id := StreamID{n.Master.Ms + uint64(nextInt()), n.Master.Seq + uint64(nextInt())}
+		id := sid(n.Master.Ms+uint64(nextInt()), n.Master.Seq+uint64(nextInt()))
 		var sb strings.Builder
 		if flags&streamFlagDeleted != 0 {
 			sb.WriteString("(deleted) ")
@@ -170,8 +189,9 @@ func dumpEntry(w io.Writer, e *Entry) {
 			return true
 		})
 		fmt.Fprintln(w)
-	case *Stream:
-		dumpStream(w, v)
+	case Stream:
+		st := v.State()
+		dumpStream(w, &st)
 	case Skipped:
 		fmt.Fprintf(w, " skipped rdb-type=%d len=%d\n", v.RDBType, v.Len)
 	}
@@ -184,7 +204,7 @@ func clip(b []byte) string {
 	return string(b)
 }
 
-func dumpStream(w io.Writer, s *Stream) {
+func dumpStream(w io.Writer, s *stream.State) {
 	fmt.Fprintf(w, " length=%d last=%s first=%s max-deleted=%s added=%d nodes=%d\n",
 		s.Length, s.LastID, s.FirstID, s.MaxDeletedID, s.EntriesAdded, len(s.Nodes))
 	es := streamEntries(s)
@@ -207,7 +227,7 @@ func dumpStream(w io.Writer, s *Stream) {
 	if m := s.IDMP; m != nil {
 		fmt.Fprintf(w, "  idmp duration=%d maxsize=%d added=%d dups=%d\n", m.Duration, m.MaxSize, m.Added, m.Duplicates)
 		for _, p := range m.Producers {
-			for _, e := range p.Entries {
+			for _, e := range p.IIDs {
 				fmt.Fprintf(w, "   %q %q -> %s at %d\n", p.PID, e.IID, e.ID, e.Time)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/redstream/redstream/stream"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,18 +25,18 @@ func newFile(version int) *fileBuilder {
 	return f
 }
 
-func (f *fileBuilder) op(b ...byte) *fileBuilder  { f.w.raw(b); return f }
-func (f *fileBuilder) n(v uint64) *fileBuilder    { f.w.length(v); return f }
-func (f *fileBuilder) s(v string) *fileBuilder    { f.w.str([]byte(v)); return f }
-func (f *fileBuilder) blob(v []byte) *fileBuilder { f.w.length(uint64(len(v))); f.w.raw(v); return f }
-func (f *fileBuilder) ms(v int64) *fileBuilder    { f.w.ms(v); return f }
-func (f *fileBuilder) id(v StreamID) *fileBuilder { f.w.length(v.Ms); f.w.length(v.Seq); return f }
-func (f *fileBuilder) raw16(v StreamID) *fileBuilder {
+func (f *fileBuilder) op(b ...byte) *fileBuilder   { f.w.raw(b); return f }
+func (f *fileBuilder) n(v uint64) *fileBuilder     { f.w.length(v); return f }
+func (f *fileBuilder) s(v string) *fileBuilder     { f.w.str([]byte(v)); return f }
+func (f *fileBuilder) blob(v []byte) *fileBuilder  { f.w.length(uint64(len(v))); f.w.raw(v); return f }
+func (f *fileBuilder) ms(v int64) *fileBuilder     { f.w.ms(v); return f }
+func (f *fileBuilder) id(v stream.ID) *fileBuilder { f.w.length(v.Ms); f.w.length(v.Seq); return f }
+func (f *fileBuilder) raw16(v stream.ID) *fileBuilder {
 	f.w.rawID(v)
 	return f
 }
 
-func idBytes(id StreamID) []byte { b := id.bytes(); return b[:] }
+func idBytes(id stream.ID) []byte { b := id.Key(); return b[:] }
 
 // done appends EOF and the checksum.
 func (f *fileBuilder) done() []byte {
@@ -145,23 +146,23 @@ func TestDecodeLegacyLists(t *testing.T) {
 // TestDecodeStreamV1 reads the Redis 5/6 stream layout and checks the
 // counters derived as Redis derives them.
 func TestDecodeStreamV1(t *testing.T) {
-	es := []sEntry{{id: StreamID{1, 0}, fields: []string{"a", "1"}, deleted: true},
-		{id: StreamID{2, 0}, fields: []string{"a", "2"}}, {id: StreamID{3, 0}, fields: []string{"a", "3"}}}
+	es := []sEntry{{id: sid(1, 0), fields: []string{"a", "1"}, deleted: true},
+		{id: sid(2, 0), fields: []string{"a", "2"}}, {id: sid(3, 0), fields: []string{"a", "3"}}}
 	node := buildNode(es[0].id, es)
 	f := newFile(9).op(opSelectDB).n(0).op(typeStreamListpacks).s("s").n(1).blob(idBytes(es[0].id)).blob(node)
-	f.n(2).id(StreamID{3, 0}).n(4) // length, last ID, 4 groups
+	f.n(2).id(sid(3, 0)).n(4) // length, last ID, 4 groups
 	for _, g := range []struct {
 		name string
-		last StreamID
-	}{{"at-first", StreamID{2, 0}}, {"at-last", StreamID{3, 0}}, {"before", StreamID{1, 5}}, {"beyond", StreamID{9, 0}}} {
+		last stream.ID
+	}{{"at-first", sid(2, 0)}, {"at-last", sid(3, 0)}, {"before", sid(1, 5)}, {"beyond", sid(9, 0)}} {
 		f.s(g.name).id(g.last).n(0).n(0) // empty PEL, no consumers
 	}
 	got, _, err := decodeAll(f.done(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := got[0].Value.(*Stream)
-	if s.FirstID != (StreamID{2, 0}) || s.EntriesAdded != 2 || s.MaxDeletedID != (StreamID{}) {
+	s := got[0].Value.(Stream).State()
+	if s.FirstID != (sid(2, 0)) || s.EntriesAdded != 2 || s.MaxDeletedID != (stream.ID{}) {
 		t.Fatalf("derived first=%s added=%d maxdel=%s", s.FirstID, s.EntriesAdded, s.MaxDeletedID)
 	}
 	want := []int64{1, 2, 0, -1}
@@ -174,7 +175,7 @@ func TestDecodeStreamV1(t *testing.T) {
 
 // TestDecodeStreamV3 reads Redis 7.2's layout, with consumer active times.
 func TestDecodeStreamV3(t *testing.T) {
-	s := sampleStream()
+	s := sampleState()
 	node := s.Nodes[0]
 	f := newFile(11).op(opSelectDB).n(0).op(typeStreamListpacks3).s("s").n(1).blob(idBytes(node.Master)).blob(node.Listpack)
 	live := uint64(0)
@@ -183,14 +184,14 @@ func TestDecodeStreamV3(t *testing.T) {
 			live++
 		}
 	}
-	f.n(live).id(StreamID{1004, 1}).id(StreamID{1001, 1}).id(StreamID{1003, 0}).n(4).n(1)
-	f.s("g").id(StreamID{1002, 2}).n(2).n(1).raw16(StreamID{1002, 2}).ms(77).n(2)
-	f.n(1).s("c").ms(100).ms(90).n(1).raw16(StreamID{1002, 2})
+	f.n(live).id(sid(1004, 1)).id(sid(1001, 1)).id(sid(1003, 0)).n(4).n(1)
+	f.s("g").id(sid(1002, 2)).n(2).n(1).raw16(sid(1002, 2)).ms(77).n(2)
+	f.n(1).s("c").ms(100).ms(90).n(1).raw16(sid(1002, 2))
 	got, _, err := decodeAll(f.done(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := got[0].Value.(*Stream).Groups[0].Consumers[0]
+	c := got[0].Value.(Stream).State().Groups[0].Consumers[0]
 	if c.SeenTime != 100 || c.ActiveTime != 90 {
 		t.Fatalf("consumer seen %d active %d, want 100 and 90", c.SeenTime, c.ActiveTime)
 	}

@@ -1,10 +1,8 @@
 package persistence
 
 import (
-	"encoding/binary"
-	"fmt"
-
 	"github.com/redstream/redstream/listpack"
+	"github.com/redstream/redstream/stream"
 )
 
 // An Entry is one key of a snapshot: what Decoder.Next returns and what
@@ -12,7 +10,7 @@ import (
 type Entry struct {
 	DB    int // the db the key is in (set by Decoder; Encoder uses SelectDB)
 	Key   []byte
-	Value Value // String, List, *Stream, or Skipped (decoding only)
+	Value Value // String, List, Stream, or Skipped (decoding only)
 
 	// ExpireAt is the key's expiry as Unix time in milliseconds, when
 	// HasExpire is set. A file may hold keys already expired; deciding
@@ -31,7 +29,7 @@ type Entry struct {
 	Offset, Size int64
 }
 
-// Value is a key's value: String, List, *Stream or Skipped.
+// Value is a key's value: String, List, Stream or Skipped.
 type Value interface {
 	// Type returns the Redis type name: "string", "list", "stream", or
 	// for a Skipped value the type that was skipped.
@@ -59,11 +57,11 @@ type Skipped struct {
 
 func (String) Type() string    { return "string" }
 func (List) Type() string      { return "list" }
-func (*Stream) Type() string   { return "stream" }
+func (Stream) Type() string    { return "stream" }
 func (s Skipped) Type() string { return s.Kind }
 func (String) sealed()         {}
 func (List) sealed()           {}
-func (*Stream) sealed()        {}
+func (Stream) sealed()         {}
 func (Skipped) sealed()        {}
 
 // Len returns the number of elements in all nodes.
@@ -75,119 +73,8 @@ func (l List) Len() int {
 	return n
 }
 
-// A StreamID is a stream entry ID, ms-seq.
-type StreamID struct{ Ms, Seq uint64 }
-
-func (id StreamID) String() string { return fmt.Sprintf("%d-%d", id.Ms, id.Seq) }
-
-// Compare returns -1, 0 or +1 as id is less than, equal to or greater
-// than o.
-func (id StreamID) Compare(o StreamID) int {
-	switch {
-	case id.Ms != o.Ms:
-		return cmpU64(id.Ms, o.Ms)
-	default:
-		return cmpU64(id.Seq, o.Seq)
-	}
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// bytes returns the 16-byte big-endian form RDB stores node keys and PEL
-// IDs in, whose byte order is the IDs' numeric order.
-func (id StreamID) bytes() [16]byte {
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], id.Ms)
-	binary.BigEndian.PutUint64(b[8:], id.Seq)
-	return b
-}
-
-func streamIDFrom(b []byte) StreamID {
-	return StreamID{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:16])}
-}
-
-// Stream is a stream value as RDB stores it. The decoder guarantees what
-// a loader needs to trust it: every node listpack passed
-// listpack.Validate(lp, true) and has the stream node layout (master
-// entry, then entries whose lp-counts match, flags 0-3, integer fields
-// where integers belong); node master IDs and entry IDs strictly
-// increase through the stream, entries are not below their node's master
-// ID and not above LastID; Length equals the live entries; group and
-// consumer names are unique; PEL IDs strictly increase; every consumer
-// PEL ID is in its group's PEL and every group PEL entry belongs to
-// exactly one consumer.
-type Stream struct {
-	Nodes        []StreamNode
-	Length       uint64   // live (not deleted) entries
-	LastID       StreamID // the last ID ever generated (XADD's floor)
-	FirstID      StreamID // the first live entry's ID
-	MaxDeletedID StreamID // the largest ID deleted (tombstone), or 0-0
-	EntriesAdded uint64   // entries ever added
-	Groups       []Group
-	IDMP         *IDMP // idempotent-producer state, or nil
-}
-
-// A StreamNode is one radix-tree node of a stream: the master ID its
-// entries are delta-encoded against and the listpack that holds them.
-type StreamNode struct {
-	Master   StreamID
-	Listpack listpack.Listpack
-}
-
-// A Group is a consumer group.
-type Group struct {
-	Name        []byte
-	LastID      StreamID // last delivered ID
-	EntriesRead int64    // logical reads counter; -1 when unknown
-	PEL         []PendingEntry
-	Consumers   []Consumer
-}
-
-// A PendingEntry is an entry delivered to a consumer and not yet
-// acknowledged. Its owner is the Consumer whose PEL lists its ID.
-type PendingEntry struct {
-	ID            StreamID
-	DeliveryTime  int64 // Unix ms of the last delivery
-	DeliveryCount uint64
-}
-
-// A Consumer is a group member.
-type Consumer struct {
-	Name       []byte
-	SeenTime   int64      // Unix ms of the last attempted read or claim
-	ActiveTime int64      // Unix ms of the last successful one (Redis 7.2); SeenTime when unknown
-	PEL        []StreamID // the IDs it owns, increasing
-}
-
-// IDMP is a stream's idempotent-producer state (Redis 8.6's XADD IDMP /
-// IDMPAUTO and XCFGSET). RDB version 10 has no place for it; the encoder
-// carries it in an aux field (see the package documentation).
-type IDMP struct {
-	Duration   uint64 // IDMP-DURATION, seconds
-	MaxSize    uint64 // IDMP-MAXSIZE, iids kept per producer
-	Added      uint64 // iids-added, lifetime count
-	Duplicates uint64 // iids-duplicates, lifetime count
-	Producers  []IDMPProducer
-}
-
-// An IDMPProducer is one producer's remembered idempotency IDs, oldest
-// first.
-type IDMPProducer struct {
-	PID     []byte
-	Entries []IDMPEntry
-}
-
-// An IDMPEntry maps an idempotency ID to the stream entry it produced.
-type IDMPEntry struct {
-	IID  []byte
-	ID   StreamID
-	Time int64 // Unix ms when it was recorded, for IDMP-DURATION expiry
-}
+// Stream is a stream value: the live stream itself. The decoder builds
+// it with stream.FromState, which checks everything a loader needs to
+// trust (node layout, ID order, counters, group and consumer PELs); the
+// encoder writes its State.
+type Stream struct{ *stream.Stream }

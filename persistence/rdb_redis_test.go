@@ -3,6 +3,7 @@ package persistence
 import (
 	"bytes"
 	"fmt"
+	"github.com/redstream/redstream/stream"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -212,12 +213,13 @@ func checkInRedis(t *testing.T, rs *redisServer, e *Entry) {
 		if got := rs.must(t, "LRANGE", k, "0", "-1"); !reflect.DeepEqual(got, vals) {
 			t.Errorf("%q: LRANGE differs", k)
 		}
-	case *Stream:
-		checkStreamInRedis(t, rs, k, v)
+	case Stream:
+		st := v.State()
+		checkStreamInRedis(t, rs, k, &st)
 	}
 }
 
-func checkStreamInRedis(t *testing.T, rs *redisServer, k string, s *Stream) {
+func checkStreamInRedis(t *testing.T, rs *redisServer, k string, s *stream.State) {
 	var ids []string
 	for _, e := range streamEntries(s) {
 		if !strings.HasPrefix(e, "(deleted)") {
@@ -248,7 +250,7 @@ func checkStreamInRedis(t *testing.T, rs *redisServer, k string, s *Stream) {
 	}
 }
 
-func checkGroupInRedis(t *testing.T, rs *redisServer, k string, g Group, info []any) {
+func checkGroupInRedis(t *testing.T, rs *redisServer, k string, g stream.GroupState, info []any) {
 	read := any(int64(g.EntriesRead))
 	if g.EntriesRead < 0 {
 		read = nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/redstream/redstream/stream"
 	"io"
 	"reflect"
 	"strings"
@@ -24,20 +25,24 @@ func lpOf(vs ...string) listpack.Listpack {
 // sampleStream is a two-node stream with a tombstone, two groups (one
 // with an unknown entries-read), pending entries, consumers (one whose
 // active time differs from its seen time) and no IDMP state.
-func sampleStream() *Stream {
+func sampleStream() Stream { return mustStream(sampleState()) }
+
+// sampleState is sampleStream's state, to change before building.
+func sampleState() *stream.State {
 	var es []sEntry
 	for i := uint64(1); i <= 7; i++ {
-		es = append(es, sEntry{id: StreamID{1000 + i, i % 3}, fields: []string{"f", fmt.Sprint(i), "n", "x"}})
+		es = append(es, sEntry{id: sid(1000+i, i%3), fields: []string{"f", fmt.Sprint(i), "n", "x"}})
 	}
 	es[2].deleted = true
 	es[5].fields = []string{"other", "field"}
 	s := buildStream(es, 4)
-	s.Groups = []Group{
+	s.Groups = []stream.GroupState{
 		{Name: []byte("g1"), LastID: es[4].id, EntriesRead: 5,
-			PEL: []PendingEntry{{es[0].id, 1700000000000, 1}, {es[1].id, 1700000000001, 3}, {es[4].id, 1700000000002, 1}},
-			Consumers: []Consumer{
-				{Name: []byte("alice"), SeenTime: 1700000000100, ActiveTime: 1700000000050, PEL: []StreamID{es[0].id, es[4].id}},
-				{Name: []byte("bob"), SeenTime: 1700000000200, ActiveTime: 1700000000200, PEL: []StreamID{es[1].id}},
+			PEL: []stream.PendingState{{ID: es[0].id, DeliveryTime: 1700000000000, DeliveryCount: 1},
+				{ID: es[1].id, DeliveryTime: 1700000000001, DeliveryCount: 3}, {ID: es[4].id, DeliveryTime: 1700000000002, DeliveryCount: 1}},
+			Consumers: []stream.ConsumerState{
+				{Name: []byte("alice"), SeenTime: 1700000000100, ActiveTime: 1700000000050, PEL: []stream.ID{es[0].id, es[4].id}},
+				{Name: []byte("bob"), SeenTime: 1700000000200, ActiveTime: 1700000000200, PEL: []stream.ID{es[1].id}},
 				{Name: []byte("idle"), SeenTime: 1, ActiveTime: 1},
 			}},
 		{Name: []byte("g2"), EntriesRead: -1},
@@ -54,19 +59,19 @@ func roundTripEntries() []*Entry {
 		strs = append(strs, &Entry{DB: 0, Key: []byte(fmt.Sprintf("s%02d", i)), Value: String(v)})
 	}
 	multi := List{lpOf("a", "b", "1", "-70000"), lpOf(big), lpOf("tail", strings.Repeat("q", 300))}
-	withIDMP := sampleStream()
-	withIDMP.IDMP = &IDMP{Duration: 100, MaxSize: 10, Added: 3, Duplicates: 1, Producers: []IDMPProducer{
-		{PID: []byte("p1"), Entries: []IDMPEntry{{IID: []byte("i1"), ID: StreamID{1001, 1}, Time: 1700000000000}, {IID: []byte("i2"), ID: StreamID{1002, 2}, Time: 1700000000005}}},
-		{PID: []byte("p2"), Entries: []IDMPEntry{{IID: []byte("i1"), ID: StreamID{1004, 1}, Time: 1700000000009}}},
+	withIDMP := sampleState()
+	withIDMP.IDMP = &stream.IDMPState{Duration: 100, MaxSize: 10, Added: 3, Duplicates: 1, Producers: []stream.IDMPProducer{
+		{PID: []byte("p1"), IIDs: []stream.IDMPRecord{{IID: []byte("i1"), ID: sid(1001, 1), Time: 1700000000000}, {IID: []byte("i2"), ID: sid(1002, 2), Time: 1700000000005}}},
+		{PID: []byte("p2"), IIDs: []stream.IDMPRecord{{IID: []byte("i1"), ID: sid(1004, 1), Time: 1700000000009}}},
 	}}
-	empty := &Stream{LastID: StreamID{5, 5}, EntriesAdded: 2, MaxDeletedID: StreamID{5, 5},
-		Groups: []Group{{Name: []byte("g"), LastID: StreamID{5, 5}, EntriesRead: 2}}}
+	empty := &stream.State{LastID: sid(5, 5), EntriesAdded: 2, MaxDeletedID: sid(5, 5),
+		Groups: []stream.GroupState{{Name: []byte("g"), LastID: sid(5, 5), EntriesRead: 2}}}
 	rest := []*Entry{
 		{DB: 0, Key: []byte("list"), Value: List{lpOf("x", "y", "z")}, HasExpire: true, ExpireAt: 4102444800000},
 		{DB: 0, Key: []byte("multi"), Value: multi},
 		{DB: 0, Key: []byte("stream"), Value: sampleStream()},
-		{DB: 3, Key: []byte("idmp"), Value: withIDMP, HasExpire: true, ExpireAt: 1},
-		{DB: 3, Key: []byte("empty-stream"), Value: empty},
+		{DB: 3, Key: []byte("idmp"), Value: mustStream(withIDMP), HasExpire: true, ExpireAt: 1},
+		{DB: 3, Key: []byte("empty-stream"), Value: mustStream(empty)},
 		{DB: 15, Key: []byte("k"), Value: String("v")},
 	}
 	return append(strs, rest...)
@@ -104,14 +109,14 @@ func normalize(v Value) any {
 			out = append(out, string(lp))
 		}
 		return out
-	case *Stream:
-		c := *v
-		c.IDMP = nil
-		var m IDMP
-		if v.IDMP != nil {
-			m = *v.IDMP
+	case Stream:
+		var sb strings.Builder
+		st := v.State()
+		dumpStream(&sb, &st)
+		for _, n := range st.Nodes {
+			fmt.Fprintf(&sb, "%s %x\n", n.Master, n.Listpack)
 		}
-		return fmt.Sprintf("%+v|%v|%+v", c, v.IDMP != nil, m)
+		return sb.String()
 	}
 	return v
 }
@@ -219,7 +224,7 @@ func TestEncoderMisuse(t *testing.T) {
 	if err := e.WriteEntry(&Entry{Key: []byte("x"), Value: Skipped{Kind: "hash"}}); err == nil {
 		t.Fatal("wrote a Skipped value")
 	}
-	if err := e.WriteEntry(&Entry{Key: []byte("y"), Value: (*Stream)(nil)}); err == nil {
+	if err := e.WriteEntry(&Entry{Key: []byte("y"), Value: Stream{}}); err == nil {
 		t.Fatal("wrote a nil stream")
 	}
 	if err := e.Close(); err != nil {

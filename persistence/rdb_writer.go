@@ -3,6 +3,7 @@ package persistence
 import (
 	"bufio"
 	"encoding/binary"
+	"github.com/redstream/redstream/stream"
 	"io"
 )
 
@@ -50,8 +51,9 @@ func (w *rdbWriter) ms(t int64) {
 	w.raw(w.scratch)
 }
 
-func (w *rdbWriter) rawID(id StreamID) {
-	b := id.bytes()
+// rawID writes an ID in its 16-byte big-endian form.
+func (w *rdbWriter) rawID(id stream.ID) {
+	b := id.Key()
 	w.raw(b[:])
 }
 

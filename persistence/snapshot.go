@@ -10,13 +10,14 @@ import (
 
 	"github.com/redstream/redstream/listpack"
 	"github.com/redstream/redstream/server"
+	"github.com/redstream/redstream/stream"
 )
 
 // Between the server's values and RDB files: what a save, an AOF
 // rewrite's base, a load and (to come) a Raft snapshot all use. The
 // server holds strings as []byte, lists as *listpack.Quicklist and
 // streams as *stream.Stream; the codec's values are String, List and
-// *Stream.
+// Stream (which is the *stream.Stream itself).
 
 // WriteSnapshot writes snap to w as an RDB file with opt (Ctime is set
 // from the snapshot's time). It reads every database's keys to the end,
@@ -101,8 +102,10 @@ func FromValue(v Value, listFill int) (any, error) {
 		return []byte(v), nil
 	case List:
 		return listpack.QuicklistFromNodes(listFill, v), nil
+	case Stream:
+		return v.Stream, nil
 	}
-	return fromValueExt(v)
+	return nil, fmt.Errorf("cannot load a %T value", v)
 }
 
 // ToValue turns a snapshot's value view into the codec's value.
@@ -114,6 +117,8 @@ func ToValue(v any) (Value, error) {
 		var nodes List
 		v.Nodes(func(lp listpack.Listpack) bool { nodes = append(nodes, lp); return true })
 		return nodes, nil
+	case *stream.Stream:
+		return Stream{v}, nil
 	}
-	return toValueExt(v)
+	return nil, fmt.Errorf("cannot save a %T value", v)
 }

@@ -52,8 +52,8 @@ func keysOf(t *testing.T, rdb []byte) []string {
 			desc += " " + string(v)
 		case List:
 			desc += fmt.Sprintf(" len=%d", v.Len())
-		case *Stream:
-			desc += fmt.Sprintf(" len=%d groups=%d", v.Length, len(v.Groups))
+		case Stream:
+			desc += fmt.Sprintf(" len=%d groups=%d", v.Len(), v.NumGroups())
 		}
 		out = append(out, desc)
 	}

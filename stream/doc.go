@@ -146,4 +146,19 @@
 //
 // Deleting entries may keep or drop the PEL entries that reference them
 // (Redis 8.2's KEEPREF, DELREF, ACKED): see DeleteRef and Trim.Refs.
+//
+// # Export and load
+//
+// State is the whole stream as plain data: the nodes as (master ID,
+// listpack) pairs, the counters, each group with its PEL and consumers,
+// and the IDMP tables. It is what RDB files and DUMP payloads carry, and
+// the only form in which a stream leaves or enters this package: package
+// persistence writes Stream.State and reads into a State that FromState
+// turns back into a stream. FromState trusts nothing: every node passes
+// ValidateNode, nodes and entries must be in order, the counters must
+// agree with the nodes, and every PEL entry must belong to one consumer
+// or be released, or the error wraps ErrCorrupt.
+//
+//	st := s.State()              // on a Snapshot, outside the lock
+//	s2, err := stream.FromState(&st)
 package stream

@@ -34,6 +34,7 @@ var ErrSetIDBelowTop = errors.New("stream: ID smaller than the last entry")
 // counter smaller than the number of entries in the stream.
 var ErrEntriesAddedBelowLength = errors.New("stream: entries added smaller than the length")
 
-// ErrCorrupt is wrapped by every error ValidateNode returns: the bytes are
-// not a well-formed stream node.
-var ErrCorrupt = errors.New("stream: corrupt node")
+// ErrCorrupt is wrapped by every error ValidateNode and FromState return:
+// the bytes are not a well-formed stream node, or the state given is not
+// a consistent stream.
+var ErrCorrupt = errors.New("stream: corrupt")

@@ -37,7 +37,7 @@ func TestGroupRenumber(t *testing.T) {
 }
 
 // TestGroupsRoundTrip: Groups and SetGroups carry every part of the
-// group state, released entries and their order included, and SetGroups
+// group state, released entries and their order included, and setGroups
 // refuses states that break the PEL invariants.
 func TestGroupsRoundTrip(t *testing.T) {
 	s, g := pelStream(t, 1000)
@@ -46,13 +46,13 @@ func TestGroupsRoundTrip(t *testing.T) {
 	g.Release(ID{Ms: 500}, NackFail, 7)
 	g.CreateConsumer([]byte("idle"), 42)
 	s.CreateGroup([]byte("empty"), ID{Ms: 5}, InvalidEntriesRead)
-	st := s.Groups()
+	st := s.groupStates()
 	fresh := New()
 	fv := [][]byte{[]byte("event"), []byte("click"), []byte("user"), []byte("12345")}
 	for i := 1; i <= 1000; i++ {
 		fresh.Add(ID{Ms: uint64(i)}, fv, DefaultLimits)
 	}
-	if err := fresh.SetGroups(st); err != nil {
+	if err := fresh.setGroups(st); err != nil {
 		t.Fatal(err)
 	}
 	if err := fresh.Check(); err != nil {
@@ -65,14 +65,14 @@ func TestGroupsRoundTrip(t *testing.T) {
 	if got, want := fg.Claimable(math.MaxInt64, 0, 5), g.Claimable(math.MaxInt64, 0, 5); !slices.Equal(got, want) {
 		t.Fatalf("claim order %v, want %v", got, want)
 	}
-	bad := s.Groups() // [empty, g]: by name
+	bad := s.groupStates() // [empty, g]: by name
 	bad[1].Consumers[1].PEL = append(bad[1].Consumers[1].PEL, bad[1].Consumers[0].PEL[0])
-	if err := New().SetGroups(bad); err == nil {
+	if err := New().setGroups(bad); err == nil {
 		t.Fatal("an entry owned twice was accepted")
 	}
-	bad = s.Groups()
+	bad = s.groupStates()
 	bad[1].Released = append(bad[1].Released, bad[1].Released[0])
-	if err := New().SetGroups(bad); err == nil {
+	if err := New().setGroups(bad); err == nil {
 		t.Fatal("a released entry listed twice was accepted")
 	}
 }

@@ -84,7 +84,7 @@ func (s *Stream) Deliver(g *Group, c *Consumer, id ID, now int64, noack bool) {
 			// counts its reads afresh, as Redis 8 does.)
 			g.entriesRead++
 		case s.entriesAdded != 0:
-			g.entriesRead = s.estimateRead(id)
+			g.entriesRead = s.EstimateEntriesRead(id)
 		}
 		g.lastID = id
 	}
@@ -101,12 +101,14 @@ func (s *Stream) tombstonesFrom(start ID) bool {
 	return s.length > 0 && !s.maxDeletedID.IsZero() && start.Compare(s.maxDeletedID) <= 0
 }
 
-// estimateRead returns the logical read counter of id — how many entries
-// precede it and it, counting from the first entry ever added — when the
-// counters allow knowing it, else InvalidEntriesRead. It is known for the
-// last ID, for IDs before the first entry and for the first entry itself
-// when no deletion fragments the stream, and for an empty stream.
-func (s *Stream) estimateRead(id ID) int64 {
+// EstimateEntriesRead returns the logical read counter of id — how many
+// entries precede it and it, counting from the first entry ever added —
+// when the counters allow knowing it, else InvalidEntriesRead. It is
+// known for the last ID, for IDs before the first entry and for the first
+// entry itself when no deletion fragments the stream, and for an empty
+// stream. Loading a file older than the read counters (RDB stream
+// version 1) gives each group this estimate, as Redis does.
+func (s *Stream) EstimateEntriesRead(id ID) int64 {
 	added := int64(s.entriesAdded)
 	switch {
 	case s.entriesAdded == 0:
@@ -148,7 +150,7 @@ func (s *Stream) Lag(g *Group) (int64, bool) {
 	case g.entriesRead != InvalidEntriesRead && !s.tombstonesFrom(g.lastID):
 		return added - g.entriesRead, true
 	}
-	if n := s.estimateRead(g.lastID); n != InvalidEntriesRead {
+	if n := s.EstimateEntriesRead(g.lastID); n != InvalidEntriesRead {
 		return added - n, true
 	}
 	return 0, false

@@ -222,8 +222,8 @@ func lastEntryID(lp listpack.Listpack, mid ID) (ID, bool) {
 	return id, true
 }
 
-// nodeError wraps ErrCorrupt with what was wrong.
-func nodeError(format string, args ...any) error {
+// corruptf wraps ErrCorrupt with what was wrong.
+func corruptf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 }
 
@@ -250,7 +250,7 @@ func ValidateNode(b []byte, mid ID) error {
 			return err
 		}
 		if id.Less(mid) || (!first && id.Compare(prev) <= 0) {
-			return nodeError("entry %s out of order", id)
+			return corruptf("entry %s out of order", id)
 		}
 		prev, first = id, false
 		seen++
@@ -259,7 +259,7 @@ func ValidateNode(b []byte, mid ID) error {
 		}
 	}
 	if seen-seenDeleted != live || seenDeleted != deleted {
-		return nodeError("counts %d live, %d deleted; entries say %d, %d", live, deleted, seen-seenDeleted, seenDeleted)
+		return corruptf("counts %d live, %d deleted; entries say %d, %d", live, deleted, seen-seenDeleted, seenDeleted)
 	}
 	return nil
 }
@@ -273,11 +273,11 @@ type nodeReader struct {
 
 func (r *nodeReader) readInt(what string) (int64, error) {
 	if r.p < 0 {
-		return 0, nodeError("missing %s", what)
+		return 0, corruptf("missing %s", what)
 	}
 	n, ok := r.lp.GetInt(r.p)
 	if !ok {
-		return 0, nodeError("%s is not an integer", what)
+		return 0, corruptf("%s is not an integer", what)
 	}
 	r.p = r.lp.Next(r.p)
 	return n, nil
@@ -286,7 +286,7 @@ func (r *nodeReader) readInt(what string) (int64, error) {
 func (r *nodeReader) skip(n int64, what string) error {
 	for ; n > 0; n-- {
 		if r.p < 0 {
-			return nodeError("missing %s", what)
+			return corruptf("missing %s", what)
 		}
 		r.p = r.lp.Next(r.p)
 	}
@@ -297,7 +297,7 @@ func (r *nodeReader) skip(n int64, what string) error {
 func (r *nodeReader) count(what string) (int64, error) {
 	n, err := r.readInt(what)
 	if err == nil && (n < 0 || n > int64(len(r.lp))) {
-		err = nodeError("%s %d out of range", what, n)
+		err = corruptf("%s %d out of range", what, n)
 	}
 	return n, err
 }
@@ -317,7 +317,7 @@ func (r *nodeReader) master() (live, deleted, nf int64, err error) {
 	}
 	var zero int64
 	if zero, err = r.readInt("master terminator"); err == nil && zero != 0 {
-		err = nodeError("master terminator is %d", zero)
+		err = corruptf("master terminator is %d", zero)
 	}
 	return
 }
@@ -328,7 +328,7 @@ func (r *nodeReader) entry(mid ID, masterNF int64) (id ID, isDeleted bool, err e
 		return
 	}
 	if flags&^(flagDeleted|flagSameFields) != 0 {
-		return id, false, nodeError("unknown flags %d", flags)
+		return id, false, corruptf("unknown flags %d", flags)
 	}
 	ms, err := r.readInt("ms delta")
 	if err != nil {
@@ -355,7 +355,7 @@ func (r *nodeReader) entry(mid ID, masterNF int64) (id ID, isDeleted bool, err e
 	}
 	back, err := r.readInt("lp-count")
 	if err == nil && back != lpCount(int(nf), same) {
-		err = nodeError("lp-count %d, want %d", back, lpCount(int(nf), same))
+		err = corruptf("lp-count %d, want %d", back, lpCount(int(nf), same))
 	}
 	return id, flags&flagDeleted != 0, err
 }

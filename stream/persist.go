@@ -8,57 +8,82 @@ import (
 	"github.com/redstream/redstream/radix"
 )
 
-// What RDB files carry of a stream: its nodes verbatim (the layout is
-// Redis's, so no entry is re-encoded either way), the counters beside
-// them and the IDMP state.
+// What RDB files and DUMP payloads carry of a stream, as one plain value:
+// its nodes verbatim (the layout is Redis's, so no entry is re-encoded
+// either way), the counters beside them, the consumer groups and the
+// IDMP state. State exports a stream's; FromState builds a stream from
+// one, checking everything it was given. Package persistence writes and
+// reads this value; it has no stream model of its own.
 
-// Node is one node as RDB stores it: its master ID and its listpack.
+// State is a whole stream as plain data.
+type State struct {
+	Nodes        []Node // in ID order
+	Length       uint64 // live entries
+	LastID       ID     // the last ID ever given (XADD's floor)
+	FirstID      ID     // first live entry, 0-0 when none (FromState recomputes it)
+	MaxDeletedID ID     // the largest ID deleted, or 0-0
+	EntriesAdded uint64 // entries ever added
+	Groups       []GroupState
+	IDMP         *IDMPState // nil when at the defaults with nothing recorded
+}
+
+// Node is one node: its master ID and its listpack.
 type Node struct {
 	Master   ID
 	Listpack listpack.Listpack
 }
 
-// Meta is what RDB stores beside a stream's nodes.
-type Meta struct {
-	Length       uint64 // live entries
-	LastID       ID
-	FirstID      ID // first live entry, 0-0 when none
-	MaxDeletedID ID
-	EntriesAdded uint64
-}
-
-// EachNode calls fn with each node in ID order until fn returns false. The
-// listpacks are the stream's own: call it on a Snapshot (whose nodes are
-// never written again) when the bytes must outlive the lock.
-func (s *Stream) EachNode(fn func(Node) bool) {
+// State returns the stream as plain data. The listpacks are the stream's
+// own: call it on a Snapshot (whose nodes are never written again) when
+// the bytes must outlive the lock.
+func (s *Stream) State() State {
+	st := State{Length: s.length, LastID: s.lastID, FirstID: s.firstID,
+		MaxDeletedID: s.maxDeletedID, EntriesAdded: s.entriesAdded, Groups: s.groupStates()}
 	for k, n := range s.rax.All() {
-		if !fn(Node{Master: IDFromKey(k), Listpack: n.lp}) {
-			return
-		}
+		st.Nodes = append(st.Nodes, Node{Master: IDFromKey(k), Listpack: n.lp})
 	}
+	if d := &s.idmp; d.added > 0 || d.duplicates > 0 || d.duration != DefaultIDMPDuration || d.maxSize != DefaultIDMPMaxSize {
+		idmp := s.idmpState()
+		st.IDMP = &idmp
+	}
+	return st
 }
 
-// Meta returns the stream's counters.
-func (s *Stream) Meta() Meta {
-	return Meta{Length: s.length, LastID: s.lastID, FirstID: s.firstID,
-		MaxDeletedID: s.maxDeletedID, EntriesAdded: s.entriesAdded}
+// FromState builds a stream from st, taking ownership of the listpacks.
+// Every node must pass ValidateNode, node IDs must increase, the counters
+// must agree with the nodes, and the groups must keep the PEL invariants
+// (see buildGroup); otherwise the error wraps ErrCorrupt. The first ID is
+// recomputed from the nodes.
+func FromState(st *State) (*Stream, error) {
+	s, err := fromNodes(st)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.setGroups(st.Groups); err != nil {
+		return nil, err
+	}
+	if st.IDMP != nil {
+		s.setIDMP(st.IDMP)
+	}
+	return s, nil
 }
 
-// FromNodes builds a stream from nodes and counters read from an RDB
-// file, taking ownership of the listpacks. Every node must pass
-// ValidateNode, node IDs must increase, and the counters must agree with
-// the nodes; otherwise the error wraps ErrCorrupt.
-func FromNodes(nodes []Node, meta Meta) (*Stream, error) {
+func fromNodes(st *State) (*Stream, error) {
 	s := New()
 	var live uint64
 	var prevLast ID
-	for i, nd := range nodes {
+	for i, nd := range st.Nodes {
 		if err := ValidateNode(nd.Listpack, nd.Master); err != nil {
-			return nil, fmt.Errorf("node %s: %w", nd.Master, err)
+			return nil, fmt.Errorf("%w (node %s)", err, nd.Master)
 		}
 		last, ok := lastEntryID(nd.Listpack, nd.Master)
-		if !ok || (i > 0 && nd.Master.Compare(prevLast) <= 0) || last.Compare(meta.LastID) > 0 {
-			return nil, nodeError("node %s is empty, out of order or past the last ID %s", nd.Master, meta.LastID)
+		switch {
+		case !ok:
+			return nil, corruptf("node %s has no entries", nd.Master)
+		case i > 0 && nd.Master.Compare(prevLast) <= 0:
+			return nil, corruptf("node %s does not follow entry %s", nd.Master, prevLast)
+		case last.Compare(st.LastID) > 0:
+			return nil, corruptf("entry %s is past the last ID %s", last, st.LastID)
 		}
 		prevLast = last
 		live += uint64(readMaster(nd.Listpack).live)
@@ -66,15 +91,15 @@ func FromNodes(nodes []Node, meta Meta) (*Stream, error) {
 		s.rax.Insert(k[:], &node{lp: nd.Listpack, epoch: s.epoch})
 		s.nodeHint = len(nd.Listpack)
 	}
-	if live != meta.Length || meta.EntriesAdded < meta.Length {
-		return nil, nodeError("length %d and entries added %d, nodes hold %d live entries", meta.Length, meta.EntriesAdded, live)
+	if live != st.Length || st.EntriesAdded < st.Length {
+		return nil, corruptf("length %d and entries added %d, nodes hold %d live entries", st.Length, st.EntriesAdded, live)
 	}
-	s.length, s.lastID, s.maxDeletedID, s.entriesAdded = meta.Length, meta.LastID, meta.MaxDeletedID, meta.EntriesAdded
+	s.length, s.lastID, s.maxDeletedID, s.entriesAdded = st.Length, st.LastID, st.MaxDeletedID, st.EntriesAdded
 	s.firstID, _ = s.FirstEntryID(false) // recomputed: the nodes are the truth
 	return s, nil
 }
 
-// IDMPState is a stream's idempotent-producer state, for RDB files.
+// IDMPState is a stream's idempotent-producer state.
 type IDMPState struct {
 	Duration   int64 // seconds
 	MaxSize    int64
@@ -96,8 +121,7 @@ type IDMPRecord struct {
 	Time int64 // ms
 }
 
-// IDMP returns the stream's IDMP state.
-func (s *Stream) IDMP() IDMPState {
+func (s *Stream) idmpState() IDMPState {
 	d := &s.idmp
 	st := IDMPState{Duration: d.duration, MaxSize: d.maxSize, Added: d.added, Duplicates: d.duplicates}
 	for pid, p := range d.producers {
@@ -111,9 +135,9 @@ func (s *Stream) IDMP() IDMPState {
 	return st
 }
 
-// SetIDMP replaces the stream's IDMP state (loading an RDB file). Settings
-// out of range are taken as the defaults.
-func (s *Stream) SetIDMP(st IDMPState) {
+// setIDMP replaces the stream's IDMP state. Settings out of range are
+// taken as the defaults.
+func (s *Stream) setIDMP(st *IDMPState) {
 	d := &s.idmp
 	d.init()
 	if st.Duration >= 1 && st.Duration <= MaxIDMPDuration {
@@ -141,7 +165,7 @@ func compareBytes(a, b []byte) int {
 	return 0
 }
 
-// GroupState is a consumer group as RDB files carry it.
+// GroupState is a consumer group as plain data.
 type GroupState struct {
 	Name        []byte
 	LastID      ID
@@ -168,9 +192,8 @@ type ConsumerState struct {
 	PEL        []ID
 }
 
-// Groups returns the stream's consumer groups in name order. Call it on a
-// Snapshot when the result must be built outside the lock.
-func (s *Stream) Groups() []GroupState {
+// groupStates returns the consumer groups in name order.
+func (s *Stream) groupStates() []GroupState {
 	var out []GroupState
 	for _, g := range s.groups.All() {
 		st := GroupState{Name: g.name, LastID: g.lastID, EntriesRead: g.entriesRead}
@@ -210,17 +233,16 @@ func cmpUint32(a, b uint32) int {
 	return 0
 }
 
-// SetGroups replaces the stream's consumer groups with gs (loading an RDB
-// file). Every consumer PEL ID must be in its group's PEL and owned by
+// setGroups replaces the stream's consumer groups with gs. Every consumer PEL ID must be in its group's PEL and owned by
 // one consumer only, and the released IDs must be exactly the entries no
 // consumer owns; otherwise the error wraps ErrCorrupt. The time order
 // CLAIM follows is rebuilt from the delivery times, released entries
 // first in the order given.
-func (s *Stream) SetGroups(gs []GroupState) error {
+func (s *Stream) setGroups(gs []GroupState) error {
 	var groups radix.Tree[*Group]
 	for _, st := range gs {
 		if _, dup := groups.Get(st.Name); dup {
-			return nodeError("group %q twice", st.Name)
+			return corruptf("group %q twice", st.Name)
 		}
 		g, err := buildGroup(&st)
 		if err != nil {
@@ -237,7 +259,7 @@ func buildGroup(st *GroupState) (*Group, error) {
 	g := &Group{name: append([]byte(nil), st.Name...), lastID: st.LastID, entriesRead: st.EntriesRead}
 	for i, p := range st.PEL {
 		if i > 0 && p.ID.Compare(st.PEL[i-1].ID) <= 0 {
-			return nil, nodeError("group %q: PEL out of order at %s", st.Name, p.ID)
+			return nil, corruptf("group %q: PEL out of order at %s", st.Name, p.ID)
 		}
 		g.pel.Set(p.ID, pending{delivered: p.DeliveryTime, count: p.DeliveryCount})
 	}
@@ -245,13 +267,13 @@ func buildGroup(st *GroupState) (*Group, error) {
 	for _, cs := range st.Consumers {
 		c, created := g.CreateConsumer(cs.Name, cs.SeenTime)
 		if !created {
-			return nil, nodeError("group %q: consumer %q twice", st.Name, cs.Name)
+			return nil, corruptf("group %q: consumer %q twice", st.Name, cs.Name)
 		}
 		c.active = cs.ActiveTime
 		for _, id := range cs.PEL {
 			p, ok := g.pel.Get(id)
 			if !ok || p.owner != 0 {
-				return nil, nodeError("group %q: consumer %q owns %s, not a free entry of the group", st.Name, cs.Name, id)
+				return nil, corruptf("group %q: consumer %q owns %s, not a free entry of the group", st.Name, cs.Name, id)
 			}
 			p.owner = c.handle
 			g.pel.Update(id, p)
@@ -260,7 +282,7 @@ func buildGroup(st *GroupState) (*Group, error) {
 		}
 	}
 	if owned+len(st.Released) != g.pel.Len() {
-		return nil, nodeError("group %q: %d entries owned, %d released, %d pending", st.Name, owned, len(st.Released), g.pel.Len())
+		return nil, corruptf("group %q: %d entries owned, %d released, %d pending", st.Name, owned, len(st.Released), g.pel.Len())
 	}
 	g.released = len(st.Released)
 	return g, g.reorder(st.Released)
@@ -272,7 +294,7 @@ func (g *Group) reorder(released []ID) error {
 	for _, id := range released {
 		p, ok := g.pel.Get(id)
 		if !ok || p.owner != 0 || p.seq != 0 {
-			return nodeError("group %q: released entry %s is not an unowned entry", g.name, id)
+			return corruptf("group %q: released entry %s is not an unowned entry", g.name, id)
 		}
 		p.delivered, p.seq = 0, g.nextSeq()
 		g.pel.Update(id, p)

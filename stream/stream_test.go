@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/redstream/redstream/listpack"
@@ -562,9 +563,9 @@ func TestSnapshotConcurrentRead(t *testing.T) {
 	}
 }
 
-// TestNodesRoundTrip exports a stream as RDB does (nodes verbatim, the
+// TestStateRoundTrip exports a stream as RDB does (nodes verbatim, the
 // counters, the IDMP state) and rebuilds it.
-func TestNodesRoundTrip(t *testing.T) {
+func TestStateRoundTrip(t *testing.T) {
 	s := New()
 	addN(t, s, 250, Limits{MaxEntries: 9})
 	s.Delete(ID{Ms: 1})
@@ -574,33 +575,37 @@ func TestNodesRoundTrip(t *testing.T) {
 	s.IDMPRecord([]byte("p0"), []byte("b"), ID{Ms: 201}, 6000)
 	s.SetIDMPConfig(0, 50)
 	s.IDMPRecord([]byte("p1"), []byte("c"), ID{Ms: 202}, 7000)
+	st := s.State()
 	var nodes []Node
-	s.EachNode(func(n Node) bool {
+	for _, n := range st.Nodes {
 		nodes = append(nodes, Node{n.Master, append(listpack.Listpack(nil), n.Listpack...)})
-		return true
-	})
-	r, err := FromNodes(nodes, s.Meta())
+	}
+	st.Nodes = nodes
+	r, err := FromState(&st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.SetIDMP(s.IDMP())
 	if err := r.Check(); err != nil {
 		t.Fatal(err)
 	}
-	if r.Meta() != s.Meta() || r.Nodes() != s.Nodes() || fmt.Sprint(r.IDMP()) != fmt.Sprint(s.IDMP()) {
-		t.Fatalf("round trip: %+v %+v vs %+v %+v", r.Meta(), r.IDMP(), s.Meta(), s.IDMP())
+	if got, want := r.State(), s.State(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("round trip differs: %d nodes, IDMP %+v; want %d nodes, IDMP %+v", len(got.Nodes), got.IDMP, len(want.Nodes), want.IDMP)
 	}
 	mustAdd(t, r, ID{Ms: 999}, Limits{MaxEntries: 9}, "after", "load")
 	if id, ok := r.IDMPLookup([]byte("p1"), []byte("c"), 7001); !ok || id != (ID{Ms: 202}) {
 		t.Errorf("IDMP after load: %v %v", id, ok)
 	}
-	bad := s.Meta()
+	if New().State().IDMP != nil {
+		t.Error("a stream at the IDMP defaults exports IDMP state")
+	}
+	bad := s.State()
 	bad.Length++
-	if _, err := FromNodes(nodes, bad); !errors.Is(err, ErrCorrupt) {
+	if _, err := FromState(&bad); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("wrong length: %v", err)
 	}
-	swapped := []Node{nodes[1], nodes[0]}
-	if _, err := FromNodes(swapped, s.Meta()); !errors.Is(err, ErrCorrupt) {
+	swapped := s.State()
+	swapped.Nodes = []Node{nodes[1], nodes[0]}
+	if _, err := FromState(&swapped); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("nodes out of order: %v", err)
 	}
 }
