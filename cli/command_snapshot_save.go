@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -92,13 +93,16 @@ func snapshotRestoreCommand() *ucli.Command {
 		Description: "Checks FILE completely (every key, the checksum), then installs it in DIR as dump.rdb and as the\n" +
 			"base of a fresh append-only file, so the server starts from exactly that snapshot whether\n" +
 			"appendonly is on or off. Refuses to replace existing data unless --force; with it, the files it\n" +
-			"replaces are kept in DIR/quarantine. Takes the data directory's lock, so it refuses while a server runs there.",
+			"replaces are kept in DIR/quarantine. Takes the data directory's lock, so it refuses while a server runs there.\n" +
+			"A file holding hashes, sets, sorted sets, module values or functions (which redstream does not\n" +
+			"serve) is refused; with --skip-unsupported the rest is installed and what was left out is listed.",
 		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "dir", Required: true, Usage: "the server's data directory (dir)"},
-			&ucli.StringFlag{Name: "dbfilename", Value: "dump.rdb"},
-			&ucli.StringFlag{Name: "appenddirname", Value: "appendonlydir"},
-			&ucli.StringFlag{Name: "appendfilename", Value: "appendonly.aof"},
+			&ucli.StringFlag{Name: "dir", Required: true, Usage: "the server's data directory (its dir directive)"},
+			&ucli.StringFlag{Name: "dbfilename", Value: "dump.rdb", Usage: "the server's dbfilename"},
+			&ucli.StringFlag{Name: "appenddirname", Value: "appendonlydir", Usage: "the server's appenddirname"},
+			&ucli.StringFlag{Name: "appendfilename", Value: persistence.DefaultAOFName, Usage: "the server's appendfilename"},
 			&ucli.BoolFlag{Name: "force", Usage: "replace the data already in the directory"},
+			&ucli.BoolFlag{Name: "skip-unsupported", Usage: "leave out the keys of types redstream does not serve, and list them"},
 		},
 		Action: runSnapshotRestore,
 	}
@@ -106,10 +110,15 @@ func snapshotRestoreCommand() *ucli.Command {
 
 func runSnapshotRestore(c *ucli.Context) error {
 	if c.NArg() != 1 {
-		return fmt.Errorf("usage: redstream snapshot restore FILE --dir DIR [--force]")
+		return fmt.Errorf("usage: redstream snapshot restore FILE --dir DIR [--force] [--skip-unsupported]")
 	}
-	src, dir := c.Args().First(), c.String("dir")
-	if err := verifyRDB(src); err != nil {
+	src, dir, skip := c.Args().First(), c.String("dir"), c.Bool("skip-unsupported")
+	left, err := verifyRDB(src, skip)
+	var unsupported *persistence.UnsupportedError
+	if errors.As(err, &unsupported) {
+		return fmt.Errorf("%s: %w\n(pass --skip-unsupported to restore everything else and list what is left out)", src, err)
+	}
+	if err != nil {
 		return fmt.Errorf("%s is not a sound RDB file: %w", src, err)
 	}
 	lock, err := persistence.LockDir(dir)
@@ -128,29 +137,80 @@ func runSnapshotRestore(c *ucli.Context) error {
 		}
 	}
 	err = persistence.Restore(src, persistence.RestoreOptions{Dir: dir, DBFilename: c.String("dbfilename"),
-		AOFDir: aofDir, AOFName: c.String("appendfilename"), Quarantine: quarantineDir(dir)})
+		AOFDir: aofDir, AOFName: c.String("appendfilename"), Quarantine: quarantineDir(dir), SkipUnsupported: skip})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "restored %s into %s (as %s and as the AOF base in %s)\n", src, dir, dump, aofDir)
+	left.print(c.App.Writer)
 	return nil
 }
 
-// verifyRDB decodes the whole file, checksum included.
-func verifyRDB(path string) error {
+// skippedNamesShown is how many key names of each type a restore with
+// --skip-unsupported lists; the rest are counted.
+var skippedNamesShown = 10
+
+// leftOut is what a restore with --skip-unsupported does not install.
+type leftOut struct {
+	keys      map[string][]string // key names by type, up to skippedNamesShown each
+	counts    map[string]int      // keys by type
+	functions int                 // function libraries
+	moduleAux int                 // module aux sections
+}
+
+func (l *leftOut) add(s persistence.Skipped, key []byte) {
+	l.counts[s.Kind]++
+	if len(l.keys[s.Kind]) < skippedNamesShown {
+		l.keys[s.Kind] = append(l.keys[s.Kind], fmt.Sprintf("%q", key))
+	}
+}
+
+// print lists what was left out, a line per type, or nothing.
+func (l *leftOut) print(w io.Writer) {
+	types := make([]string, 0, len(l.counts))
+	for t := range l.counts {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	for _, t := range types {
+		n, names := l.counts[t], l.keys[t]
+		more := ""
+		if n > len(names) {
+			more = fmt.Sprintf(", and %d more", n-len(names))
+		}
+		fmt.Fprintf(w, "skipped %d %s keys: %s%s\n", n, t, strings.Join(names, ", "), more)
+	}
+	if l.functions > 0 {
+		fmt.Fprintf(w, "skipped %d function libraries\n", l.functions)
+	}
+	if l.moduleAux > 0 {
+		fmt.Fprintf(w, "skipped %d module aux sections\n", l.moduleAux)
+	}
+}
+
+// verifyRDB decodes the whole file, checksum included. With skip, the
+// values redstream does not serve are stepped over and listed in the
+// result; without, the first is an *persistence.UnsupportedError.
+func verifyRDB(path string, skip bool) (*leftOut, error) {
+	left := &leftOut{keys: map[string][]string{}, counts: map[string]int{}}
 	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return left, err
 	}
 	defer f.Close()
-	dec := persistence.NewDecoder(f, &persistence.DecodeOptions{})
+	dec := persistence.NewDecoder(f, &persistence.DecodeOptions{SkipUnsupported: skip})
 	for {
-		_, err := dec.Next()
+		e, err := dec.Next()
 		if errors.Is(err, io.EOF) {
-			return nil
+			st := dec.Stats()
+			left.functions, left.moduleAux = st.SkippedFuncs, st.SkippedModAux
+			return left, nil
 		}
 		if err != nil {
-			return err
+			return left, err
+		}
+		if s, ok := e.Value.(persistence.Skipped); ok {
+			left.add(s, e.Key)
 		}
 	}
 }

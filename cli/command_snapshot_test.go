@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +111,71 @@ func TestSnapshotHelp(t *testing.T) {
 	out, _, err := runSnapshot(t, "inspect", "--help")
 	if err != nil || !strings.Contains(out, "--json") || !strings.Contains(out, "FILE") {
 		t.Fatalf("help: %v\n%s", err, out)
+	}
+}
+
+// TestSnapshotRestoreSkipUnsupported: a Redis RDB holding hashes, sets,
+// sorted sets and a function library is refused with an error naming the
+// flag; with --skip-unsupported the strings and lists are installed (as
+// dump.rdb and as the AOF base) and what was left out is listed.
+func TestSnapshotRestoreSkipUnsupported(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := runSnapshot(t, "restore", "--dir", dir, fixture("unsupported.rdb"))
+	if err == nil || !strings.Contains(err.Error(), "--skip-unsupported") || !strings.Contains(err.Error(), "redstream serves") {
+		t.Fatalf("restore without --skip-unsupported: %v", err)
+	}
+	out, _, err := runSnapshot(t, "restore", "--dir", dir, "--skip-unsupported", fixture("unsupported.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`skipped 2 hash keys: "bighash", "h"` + "\n",
+		`skipped 2 sorted set keys: "z", "bigzset"` + "\n",
+		`skipped 2 set keys: "bigset", "intset"` + "\n",
+		"skipped 1 function libraries\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	base := filepath.Join(dir, "appendonlydir", "appendonly.aof.1.base.rdb")
+	for _, path := range []string{filepath.Join(dir, "dump.rdb"), base} {
+		if got := keysIn(t, path); got != "s l after" {
+			t.Errorf("%s holds %q, want the served keys s l after", path, got)
+		}
+	}
+}
+
+// TestSnapshotRestoreSkippedNamesLimit: past skippedNamesShown names of
+// a type, the rest are counted.
+func TestSnapshotRestoreSkippedNamesLimit(t *testing.T) {
+	defer func(n int) { skippedNamesShown = n }(skippedNamesShown)
+	skippedNamesShown = 1
+	out, _, err := runSnapshot(t, "restore", "--dir", t.TempDir(), "--skip-unsupported", fixture("unsupported.rdb"))
+	if err != nil || !strings.Contains(out, `skipped 2 hash keys: "bighash", and 1 more`+"\n") {
+		t.Fatalf("err %v, output:\n%s", err, out)
+	}
+}
+
+// keysIn returns the keys of an RDB file, in file order, after checking
+// the whole file (checksum included).
+func keysIn(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var keys []string
+	dec := persistence.NewDecoder(f, nil)
+	for {
+		e, err := dec.Next()
+		if errors.Is(err, io.EOF) {
+			return strings.Join(keys, " ")
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		keys = append(keys, string(e.Key))
 	}
 }
