@@ -19,10 +19,25 @@ import (
 func Run(args []string) int {
 	app := newApp(os.Stdout, os.Stderr)
 	if err := app.Run(flagsFirst(app, args)); err != nil {
-		fmt.Fprintln(os.Stderr, "redstream:", err)
+		fmt.Fprintln(os.Stderr, "redstream:", userMessage(err))
 		return 1
 	}
 	return 0
+}
+
+// internalPrefixes are the package names our errors start with (as
+// bufio's "bufio: buffer full" does): useful in a stack of wrapped
+// errors, noise to a user.
+var internalPrefixes = []string{"persistence: ", "record: ", "listpack: "}
+
+// userMessage is err's text as a user reads it: without our package
+// prefixes.
+func userMessage(err error) string {
+	msg := err.Error()
+	for _, p := range internalPrefixes {
+		msg = strings.ReplaceAll(msg, p, "")
+	}
+	return msg
 }
 
 // flagsFirst moves plain arguments behind the flags of the command they

@@ -188,6 +188,16 @@ func (l *leftOut) print(w io.Writer) {
 	}
 }
 
+// diagnose says whether the damage that stopped decoding f is a changed
+// byte rather than a cut (persistence.DiagnoseDamage).
+func diagnose(f *os.File, err error) error {
+	info, serr := f.Stat()
+	if serr != nil {
+		return err
+	}
+	return persistence.DiagnoseDamage(f, info.Size(), err)
+}
+
 // verifyRDB decodes the whole file, checksum included. With skip, the
 // values redstream does not serve are stepped over and listed in the
 // result; without, the first is an *persistence.UnsupportedError.
@@ -207,7 +217,7 @@ func verifyRDB(path string, skip bool) (*leftOut, error) {
 			return left, nil
 		}
 		if err != nil {
-			return left, err
+			return left, diagnose(f, err)
 		}
 		if s, ok := e.Value.(persistence.Skipped); ok {
 			left.add(s, e.Key)

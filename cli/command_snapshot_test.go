@@ -99,7 +99,7 @@ func TestSnapshotInspectDamaged(t *testing.T) {
 	cut := filepath.Join(dir, "cut.rdb")
 	os.WriteFile(cut, b[:200], 0o644)
 	out, _, err = runSnapshot(t, "inspect", cut)
-	if !errors.Is(err, persistence.ErrRDBTruncated) || !strings.Contains(out, "error:") {
+	if !errors.Is(err, persistence.ErrRDBTruncated) || errors.Is(err, persistence.ErrRDBChecksum) || !strings.Contains(out, "error:") {
 		t.Errorf("truncated: err %v, output:\n%s", err, out)
 	}
 	if _, _, err := runSnapshot(t, "inspect"); err == nil {
@@ -177,5 +177,34 @@ func keysIn(t *testing.T, path string) string {
 			t.Fatalf("%s: %v", path, err)
 		}
 		keys = append(keys, string(e.Key))
+	}
+}
+
+// TestSnapshotInspectFlippedByte: a whole file with one changed byte is
+// reported as a checksum mismatch, whatever the decoder met first (a
+// length running past the end at offset 9, an unknown encoding at 20),
+// with its version; a changed magic is "not an RDB file", not version 0.
+func TestSnapshotInspectFlippedByte(t *testing.T) {
+	b, err := os.ReadFile(fixture("strings.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := func(at int) string {
+		bad := append([]byte(nil), b...)
+		bad[at] ^= 1
+		path := filepath.Join(t.TempDir(), "flipped.rdb")
+		os.WriteFile(path, bad, 0o644)
+		return path
+	}
+	for _, at := range []int{9, 20} {
+		out, _, err := runSnapshot(t, "inspect", flipped(at))
+		if !errors.Is(err, persistence.ErrRDBChecksum) || !strings.Contains(out, "checksum:  mismatch\n") ||
+			!strings.Contains(out, "version:   10 (Redis 7.0)\n") || !strings.Contains(out, "bytes were changed") {
+			t.Errorf("byte %d flipped: err %v, output:\n%s", at, err, out)
+		}
+	}
+	out, _, err := runSnapshot(t, "inspect", flipped(0))
+	if !errors.Is(err, persistence.ErrNotRDB) || !strings.Contains(out, "version:   none: not an RDB file") {
+		t.Errorf("magic flipped: err %v, output:\n%s", err, out)
 	}
 }

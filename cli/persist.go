@@ -116,7 +116,7 @@ func (d *durability) load(srv *server.Server) error {
 	}
 	defer f.Close()
 	if err := d.loadRDB(f); err != nil {
-		return fmt.Errorf("loading %s: %w", d.rdbPath(), err)
+		return fmt.Errorf("loading %s: %w", d.rdbPath(), diagnose(f, err))
 	}
 	return nil
 }

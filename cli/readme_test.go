@@ -2,10 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/redstream/redstream/persistence"
 )
 
 // TestREADMECommands keeps the README's command list equal to the command
@@ -55,5 +58,13 @@ func TestFlagsFirst(t *testing.T) {
 		if got := strings.Join(flagsFirst(app, strings.Fields(c.in)), " "); got != c.want {
 			t.Errorf("flagsFirst(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestUserMessage: errors reach users without our package prefixes.
+func TestUserMessage(t *testing.T) {
+	err := fmt.Errorf("loading dump.rdb: %w", fmt.Errorf("%w: bad", persistence.ErrRDBCorrupt))
+	if got, want := userMessage(err), "loading dump.rdb: RDB file corrupt: bad"; got != want {
+		t.Fatalf("userMessage = %q, want %q", got, want)
 	}
 }
