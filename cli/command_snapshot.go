@@ -321,9 +321,22 @@ type progress interface {
 	done()
 }
 
+// checkProgressMode refuses a --progress value newProgress does not know,
+// before any work starts.
+func checkProgressMode(mode string) error {
+	switch mode {
+	case "auto", "bar", "lines", "off":
+		return nil
+	}
+	return fmt.Errorf("--progress must be auto, bar, lines or off, not %q", mode)
+}
+
 // newProgress picks the progress display for mode and a file of size
 // bytes written about on w.
 func newProgress(mode string, w io.Writer, size int64) (progress, error) {
+	if err := checkProgressMode(mode); err != nil {
+		return nil, err
+	}
 	switch mode {
 	case "auto":
 		if size < progressMinBytes {
@@ -337,10 +350,8 @@ func newProgress(mode string, w io.Writer, size int64) (progress, error) {
 		return newBarProgress(w, size), nil
 	case "lines":
 		return &lineProgress{w: w, size: size}, nil
-	case "off":
-		return noProgress{}, nil
 	}
-	return nil, fmt.Errorf("--progress must be auto, bar, lines or off, not %q", mode)
+	return noProgress{}, nil // off
 }
 
 type noProgress struct{}
