@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/redstream/redstream/server"
@@ -115,7 +116,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 		Writer:    stdout,
 		ErrWriter: stderr,
 		Commands: []*ucli.Command{
-			serverCommand(),
+			withDirectiveDefaults(serverCommand()),
 			commandsCommand(),
 			benchCommand(),
 			snapshotCommand(),
@@ -123,4 +124,21 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 		},
 		HideHelpCommand: true,
 	}
+}
+
+// withDirectiveDefaults makes the help of cmd's directive flags show each
+// directive's default, as CONFIG GET shows it. (The flags themselves have
+// no Value: a flag that is not set must leave the config file's value.)
+func withDirectiveDefaults(cmd *ucli.Command) *ucli.Command {
+	defaults := server.DefaultConfig()
+	for _, f := range cmd.Flags {
+		sf, ok := f.(*ucli.StringFlag)
+		if !ok || sf.DefaultText != "" {
+			continue
+		}
+		if v, ok := defaults.Get(sf.Name); ok {
+			sf.DefaultText = strconv.Quote(v)
+		}
+	}
+	return cmd
 }

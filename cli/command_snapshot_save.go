@@ -43,6 +43,7 @@ func runSnapshotSave(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	r, err := conn.Do("BGSAVE")
 	if err != nil {
 		return err
@@ -51,25 +52,62 @@ func runSnapshotSave(c *ucli.Context) error {
 	if !c.Bool("wait") {
 		return nil
 	}
-	start := time.Now()
-	for {
+	took, err := waitForSave(func() (bool, error) {
 		busy, err := infoValue(conn, "rdb_bgsave_in_progress")
-		if err != nil {
-			return err
-		}
-		if busy == "0" {
-			break
-		}
-		fmt.Fprintf(c.App.Writer, "saving... %ds\n", int(time.Since(start).Seconds()))
-		time.Sleep(time.Second) // the server has no notification for a save's end: poll INFO
+		return busy != "0", err
+	}, c.App.Writer, realClock{}, start)
+	if err != nil {
+		return err
 	}
 	status, _ := infoValue(conn, "rdb_last_bgsave_status")
 	after, _ := infoValue(conn, "rdb_saves")
 	if status != "ok" || after == before {
 		return fmt.Errorf("the background save failed (rdb_last_bgsave_status:%s); see the server's log", status)
 	}
-	fmt.Fprintf(c.App.Writer, "saved in %.1fs\n", time.Since(start).Seconds())
+	fmt.Fprintf(c.App.Writer, "saved in %.3fs\n", took.Seconds())
 	return nil
+}
+
+// How often `snapshot save --wait` asks whether the save has finished (the
+// server has no notification for a save's end): every tenth of the time
+// waited so far, within these bounds. The time it reports is then at
+// most a tenth (or minSavePoll) over the save's.
+const (
+	minSavePoll = 10 * time.Millisecond
+	maxSavePoll = time.Second
+)
+
+// clock is the time waitForSave sees; tests give it a fake one.
+type clock interface {
+	Now() time.Time
+	Sleep(time.Duration)
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time        { return time.Now() }
+func (realClock) Sleep(d time.Duration) { time.Sleep(d) }
+
+// waitForSave polls busy until the save that started at start is over,
+// saying so on out once a second, and returns how long it took.
+func waitForSave(busy func() (bool, error), out io.Writer, clk clock, start time.Time) (time.Duration, error) {
+	said := start
+	for {
+		saving, err := busy()
+		if err != nil {
+			return 0, err
+		}
+		now := clk.Now()
+		waited := now.Sub(start)
+		if !saving {
+			return waited, nil
+		}
+		if now.Sub(said) >= time.Second {
+			fmt.Fprintf(out, "saving... %ds\n", int(waited.Seconds()))
+			said = now
+		}
+		clk.Sleep(min(max(waited/10, minSavePoll), maxSavePoll))
+	}
 }
 
 func infoValue(conn *bench.Conn, field string) (string, error) {

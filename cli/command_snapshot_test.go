@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redstream/redstream/persistence"
 	ucli "github.com/urfave/cli/v2"
@@ -206,5 +207,32 @@ func TestSnapshotInspectFlippedByte(t *testing.T) {
 	out, _, err := runSnapshot(t, "inspect", flipped(0))
 	if !errors.Is(err, persistence.ErrNotRDB) || !strings.Contains(out, "version:   none: not an RDB file") {
 		t.Errorf("magic flipped: err %v, output:\n%s", err, out)
+	}
+}
+
+// fakeClock is a clock whose Sleep only moves its time on.
+type fakeClock struct{ now time.Time }
+
+func (f *fakeClock) Now() time.Time        { return f.now }
+func (f *fakeClock) Sleep(d time.Duration) { f.now = f.now.Add(d) }
+
+// TestWaitForSaveTime: the time `snapshot save --wait` reports is the
+// save's, to within minSavePoll or a tenth, not the poll interval, for a
+// quick save and a long one; and the long one says it is still saving.
+func TestWaitForSaveTime(t *testing.T) {
+	for _, save := range []time.Duration{50 * time.Millisecond, 30 * time.Second} {
+		clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+		start := clk.now
+		var out bytes.Buffer
+		took, err := waitForSave(func() (bool, error) { return clk.now.Sub(start) < save, nil }, &out, clk, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slack := max(minSavePoll, save/10); took < save || took > save+slack {
+			t.Errorf("a save of %v reported as %v, want %v to %v", save, took, save, save+slack)
+		}
+		if lines := strings.Count(out.String(), "saving... "); save > time.Second && (lines < 20 || lines > 30) {
+			t.Errorf("a save of %v said it was saving %d times, want about once a second:\n%s", save, lines, out.String())
+		}
 	}
 }
