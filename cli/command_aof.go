@@ -19,7 +19,7 @@ func aofCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:        "aof",
 		Usage:       "work with the append-only file",
-		Subcommands: []*ucli.Command{aofCheckCommand()},
+		Subcommands: []*ucli.Command{aofCheckCommand(), aofExportCommand()},
 	}
 }
 

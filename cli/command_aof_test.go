@@ -92,3 +92,27 @@ func TestAOFCheckProgressValue(t *testing.T) {
 		t.Fatalf("--progress bogus: %v", err)
 	}
 }
+
+// TestAOFExportTornTail: a torn last write is left out of the export, and
+// said so; damage in the middle stops it with the file and the offset.
+func TestAOFExportTornTail(t *testing.T) {
+	data := makeDataDir(t, 3)
+	incr := filepath.Join(data, "appendonlydir", "appendonly.aof.1.incr.aof")
+	b, _ := os.ReadFile(incr)
+	fill := bytes.Index(b, []byte("~rsfill\n")) // the frames end within 8 bytes before
+	os.WriteFile(incr, b[:fill-9], 0o644)
+	dst := t.TempDir()
+	out, err := runAOF(t, nil, "export", data, dst)
+	if err != nil || !strings.Contains(out, "(2 records)") || !strings.Contains(out, "left out a torn last write") {
+		t.Fatalf("export of a torn AOF: %v\n%s", err, out)
+	}
+	if got := keysIn(t, filepath.Join(dst, "dump.rdb")); got != "q" {
+		t.Fatalf("the export holds %q", got)
+	}
+	b[10] ^= 0x20
+	os.WriteFile(incr, b, 0o644)
+	_, err = runAOF(t, nil, "export", data, t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), incr) || !strings.Contains(err.Error(), "offset: 0") {
+		t.Fatalf("export of a damaged AOF: %v", err)
+	}
+}

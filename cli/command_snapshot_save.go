@@ -167,11 +167,8 @@ func runSnapshotRestore(c *ucli.Context) error {
 	dump := filepath.Join(dir, c.String("dbfilename"))
 	aofDir := filepath.Join(dir, c.String("appenddirname"))
 	if !c.Bool("force") {
-		for _, p := range []string{dump, aofDir} {
-			if _, err := os.Stat(p); err == nil {
-				return fmt.Errorf("%s already exists; use --force to replace the data in %s (the old files are kept in %s)",
-					p, dir, quarantineDir(dir))
-			}
+		if err := refuseExisting(dump, aofDir); err != nil {
+			return fmt.Errorf("%w; use --force to replace the data in %s (the old files are kept in %s)", err, dir, quarantineDir(dir))
 		}
 	}
 	err = persistence.Restore(src, persistence.RestoreOptions{Dir: dir, DBFilename: c.String("dbfilename"),

@@ -122,8 +122,13 @@ func (a *AOF) replayIncr(name string, last bool, apply func([]server.Record) err
 		return sc.good, 0, fmt.Errorf("%w\n  file: %s\n  offset: %d\n  aof-load-truncated is no; to cut the torn tail (kept in quarantine): %s",
 			sc.err, path, sc.good, RepairCommand(a.opt.Dir, a.opt.Name))
 	}
-	return sc.good, 0, fmt.Errorf("%w\n  file: %s\n  offset: %d\n  nothing was changed; to repair, cut the file at that offset "+
-		"(what follows is lost to the server, and kept in quarantine): %s", sc.err, path, sc.good, RepairCommand(a.opt.Dir, a.opt.Name))
+	return sc.good, 0, damageError(sc, path, RepairCommand(a.opt.Dir, a.opt.Name))
+}
+
+// damageError says where an increment is damaged and how to repair it.
+func damageError(sc incrScan, path, repair string) error {
+	return fmt.Errorf("%w\n  file: %s\n  offset: %d\n  nothing was changed; to repair, cut the file at that offset "+
+		"(what follows is lost to the server, and kept in quarantine): %s", sc.err, path, sc.good, repair)
 }
 
 // cutFill cuts the preallocated fill (see preallocate) after the last
