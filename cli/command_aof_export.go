@@ -94,7 +94,7 @@ func exportAOF(cfg server.Config, src, out string) (persistence.ReplayStats, err
 	}
 	d := newDurability(cfg, logger)
 	d.srv = srv
-	st, err := persistence.ReplayAOF(src, cfg.AppendFileName, d.loadRDB, applyFrame(srv))
+	st, err := persistence.ReplayAOF(src, cfg.AppendFileName, d.rdbLoader("AOF base"), applyFrame(srv))
 	if err != nil {
 		return st, err
 	}
