@@ -75,7 +75,7 @@ func runAOFCheck(c *ucli.Context) error {
 		if !c.Bool("fix") {
 			return fmt.Errorf("%w\nrun with --fix to rebuild the manifest from the files present", err)
 		}
-		fmt.Fprintf(c.App.Writer, "%v\n", err)
+		fmt.Fprintln(c.App.Writer, userMessage(err))
 		if err := rebuildManifest(c, dir, name); err != nil {
 			return err
 		}
@@ -162,9 +162,9 @@ func printReports(out io.Writer, reports []persistence.AOFFileReport) *persisten
 		switch {
 		case r.Torn:
 			status = fmt.Sprintf("TORN at offset %d of %d (a crash cut the last write short; a start with "+
-				"aof-load-truncated yes cuts it): %v", r.Good, r.Size, r.Err)
+				"aof-load-truncated yes cuts it): %s", r.Good, r.Size, userMessage(r.Err))
 		case r.Err != nil:
-			status = fmt.Sprintf("DAMAGED at offset %d of %d: %v", r.Good, r.Size, r.Err)
+			status = fmt.Sprintf("DAMAGED at offset %d of %d: %s", r.Good, r.Size, userMessage(r.Err))
 		}
 		if r.Err != nil && bad == nil {
 			bad = &reports[i]

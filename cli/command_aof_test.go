@@ -74,6 +74,10 @@ func TestAOFCheckFixNoTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stdin.Close()
+	out, _ := runAOF(t, nil, "check", data)
+	if !strings.Contains(out, "DAMAGED at offset 0") || strings.Contains(out, "persistence:") {
+		t.Errorf("aof check on damage printed:\n%s", out)
+	}
 	_, err = runAOF(t, stdin, "check", "--fix", data)
 	if err == nil || !strings.Contains(err.Error(), "--yes") {
 		t.Fatalf("--fix without a terminal: %v", err)
