@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/redstream/redstream/server"
@@ -19,10 +20,25 @@ import (
 func Run(args []string) int {
 	app := newApp(os.Stdout, os.Stderr)
 	if err := app.Run(flagsFirst(app, args)); err != nil {
-		fmt.Fprintln(os.Stderr, "redstream:", err)
+		fmt.Fprintln(os.Stderr, "redstream:", userMessage(err))
 		return 1
 	}
 	return 0
+}
+
+// internalPrefixes are the package names our errors start with (as
+// bufio's "bufio: buffer full" does): useful in a stack of wrapped
+// errors, noise to a user.
+var internalPrefixes = []string{"persistence: ", "record: ", "listpack: "}
+
+// userMessage is err's text as a user reads it: without our package
+// prefixes.
+func userMessage(err error) string {
+	msg := err.Error()
+	for _, p := range internalPrefixes {
+		msg = strings.ReplaceAll(msg, p, "")
+	}
+	return msg
 }
 
 // flagsFirst moves plain arguments behind the flags of the command they
@@ -100,7 +116,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 		Writer:    stdout,
 		ErrWriter: stderr,
 		Commands: []*ucli.Command{
-			serverCommand(),
+			withDirectiveDefaults(serverCommand()),
 			commandsCommand(),
 			benchCommand(),
 			snapshotCommand(),
@@ -108,4 +124,21 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 		},
 		HideHelpCommand: true,
 	}
+}
+
+// withDirectiveDefaults makes the help of cmd's directive flags show each
+// directive's default, as CONFIG GET shows it. (The flags themselves have
+// no Value: a flag that is not set must leave the config file's value.)
+func withDirectiveDefaults(cmd *ucli.Command) *ucli.Command {
+	defaults := server.DefaultConfig()
+	for _, f := range cmd.Flags {
+		sf, ok := f.(*ucli.StringFlag)
+		if !ok || sf.DefaultText != "" {
+			continue
+		}
+		if v, ok := defaults.Get(sf.Name); ok {
+			sf.DefaultText = strconv.Quote(v)
+		}
+	}
+	return cmd
 }

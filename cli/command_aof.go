@@ -11,6 +11,7 @@ import (
 
 	"github.com/redstream/redstream/persistence"
 	ucli "github.com/urfave/cli/v2"
+	"golang.org/x/term"
 )
 
 // aofCommand is `redstream aof`: tools for the append-only file.
@@ -18,7 +19,7 @@ func aofCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:        "aof",
 		Usage:       "work with the append-only file",
-		Subcommands: []*ucli.Command{aofCheckCommand()},
+		Subcommands: []*ucli.Command{aofCheckCommand(), aofExportCommand()},
 	}
 }
 
@@ -27,7 +28,8 @@ func aofCheckCommand() *ucli.Command {
 		Name:      "check",
 		Usage:     "validate an AOF directory; with --fix, repair it",
 		ArgsUsage: "DIR",
-		Description: "Checks the AOF in DIR (the appenddirname directory) as a server start would: the manifest\n" +
+		Description: "Checks the AOF in DIR (the appenddirname directory, such as data/appendonlydir; given the data\n" +
+			"directory, it checks the AOF directory in it) as a server start would: the manifest\n" +
 			"against the files present, then every file it lists, reporting where each stops being valid.\n" +
 			"With --fix, after asking (or at once with --yes), it rebuilds a lost or wrong manifest from the\n" +
 			"files present, and cuts the first damaged file at its last whole frame. Nothing is deleted: the\n" +
@@ -37,7 +39,7 @@ func aofCheckCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "name", Value: persistence.DefaultAOFName, Usage: "appendfilename"},
 			&ucli.BoolFlag{Name: "fix", Usage: "rebuild the manifest or cut the damaged tail"},
 			&ucli.BoolFlag{Name: "yes", Usage: "do not ask before changing anything"},
-			&ucli.StringFlag{Name: "progress", Value: "auto", Usage: "auto, bar, lines or off"},
+			&ucli.StringFlag{Name: "progress", Value: "auto", Usage: "auto (a bar on a terminal, lines otherwise), bar, lines or off"},
 		},
 		Action: runAOFCheck,
 	}
@@ -47,7 +49,20 @@ func runAOFCheck(c *ucli.Context) error {
 	if c.NArg() != 1 {
 		return fmt.Errorf("usage: redstream aof check DIR [--fix] [--yes]")
 	}
-	dir, name := c.Args().First(), c.String("name")
+	if err := checkProgressMode(c.String("progress")); err != nil {
+		return err
+	}
+	name := c.String("name")
+	dir, err := findAOFDir(c.Args().First(), name)
+	if err != nil {
+		return err
+	}
+	if dir != c.Args().First() {
+		fmt.Fprintf(c.App.Writer, "checking %s, the AOF directory in %s\n", dir, c.Args().First())
+	}
+	if c.Bool("fix") && !c.Bool("yes") && !canAsk(c.App.Reader) {
+		return fmt.Errorf("--fix asks before it changes anything, and there is no terminal to ask on: pass --yes to go ahead without asking")
+	}
 	if c.Bool("fix") {
 		lock, err := persistence.LockDir(filepath.Dir(filepath.Clean(dir)))
 		if err != nil {
@@ -60,7 +75,7 @@ func runAOFCheck(c *ucli.Context) error {
 		if !c.Bool("fix") {
 			return fmt.Errorf("%w\nrun with --fix to rebuild the manifest from the files present", err)
 		}
-		fmt.Fprintf(c.App.Writer, "%v\n", err)
+		fmt.Fprintln(c.App.Writer, userMessage(err))
 		if err := rebuildManifest(c, dir, name); err != nil {
 			return err
 		}
@@ -78,6 +93,53 @@ func runAOFCheck(c *ucli.Context) error {
 		return fmt.Errorf("AOF is damaged in %s at offset %d; run with --fix to cut it there", bad.Name, bad.Good)
 	}
 	return cutDamaged(c, filepath.Join(dir, bad.Name), *bad)
+}
+
+// findAOFDir returns the AOF directory to check for dir as given: dir
+// itself when it holds an AOF named name, or the one directory in it that
+// does (a data directory given for its appendonlydir; its quarantine
+// folder, which may hold old AOF files, is not one).
+func findAOFDir(dir, name string) (string, error) {
+	if holdsAOF(dir, name) {
+		return dir, nil
+	}
+	subs, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, e := range subs {
+		sub := filepath.Join(dir, e.Name())
+		if e.IsDir() && sub != quarantineDir(dir) && holdsAOF(sub, name) {
+			found = append(found, sub)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return "", fmt.Errorf("%s holds no AOF named %s, nor does any directory in it: pass the AOF directory, "+
+			"the server's dir joined with its appenddirname (by default data/appendonlydir), and --name if appendfilename is not %s",
+			dir, name, persistence.DefaultAOFName)
+	}
+	return "", fmt.Errorf("%s holds several AOF directories (%s): pass the one to check", dir, strings.Join(found, ", "))
+}
+
+// holdsAOF reports whether dir holds an AOF named name: its manifest or
+// one of its files.
+func holdsAOF(dir, name string) bool {
+	matches, _ := filepath.Glob(filepath.Join(dir, name+".*"))
+	return len(matches) > 0
+}
+
+// canAsk reports whether a question can be put to the user on in: a
+// terminal, or a reader a caller handed in with the answers.
+func canAsk(in io.Reader) bool {
+	if in == nil {
+		in = os.Stdin
+	}
+	f, ok := in.(*os.File)
+	return !ok || term.IsTerminal(int(f.Fd()))
 }
 
 func checkAOF(c *ucli.Context, dir, name string) ([]persistence.AOFFileReport, error) {
@@ -100,9 +162,9 @@ func printReports(out io.Writer, reports []persistence.AOFFileReport) *persisten
 		switch {
 		case r.Torn:
 			status = fmt.Sprintf("TORN at offset %d of %d (a crash cut the last write short; a start with "+
-				"aof-load-truncated yes cuts it): %v", r.Good, r.Size, r.Err)
+				"aof-load-truncated yes cuts it): %s", r.Good, r.Size, userMessage(r.Err))
 		case r.Err != nil:
-			status = fmt.Sprintf("DAMAGED at offset %d of %d: %v", r.Good, r.Size, r.Err)
+			status = fmt.Sprintf("DAMAGED at offset %d of %d: %s", r.Good, r.Size, userMessage(r.Err))
 		}
 		if r.Err != nil && bad == nil {
 			bad = &reports[i]

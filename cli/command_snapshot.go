@@ -130,9 +130,9 @@ func runSnapshotInspect(c *ucli.Context) error {
 // inspectFile decodes the file, skipping what redstream does not serve,
 // and builds the report. A decoding error or a checksum mismatch is
 // returned after the report has been filled in as far as it got.
-func inspectFile(r io.Reader, path string, size int64, keys bool, prog progress) (*inspectReport, error) {
+func inspectFile(f *os.File, path string, size int64, keys bool, prog progress) (*inspectReport, error) {
 	rep := &inspectReport{File: path, Size: size, Aux: map[string]string{}, Types: map[string]int{}}
-	d := persistence.NewDecoder(r, &persistence.DecodeOptions{SkipUnsupported: true, IgnoreChecksum: true, Size: size})
+	d := persistence.NewDecoder(f, &persistence.DecodeOptions{SkipUnsupported: true, IgnoreChecksum: true, Size: size})
 	dbs := map[int]*inspectDB{}
 	var err error
 	for {
@@ -151,8 +151,12 @@ func inspectFile(r io.Reader, path string, size int64, keys bool, prog progress)
 				persistence.ErrRDBChecksum, sum.Computed, sum.Stored)
 		}
 	}
+	err = persistence.DiagnoseDamage(f, size, err)
+	if errors.Is(err, persistence.ErrRDBChecksum) {
+		rep.Checksum.Status = persistence.ChecksumMismatch.String()
+	}
 	if err != nil {
-		rep.Error = err.Error()
+		rep.Error = userMessage(err)
 	}
 	return rep, err
 }
@@ -246,9 +250,20 @@ func printReport(w io.Writer, rep *inspectReport, asJSON bool) error {
 // rdbVersions names the Redis releases that write each RDB version.
 var rdbVersions = map[int]string{9: "Redis 5.0 to 6.2", 10: "Redis 7.0", 11: "Redis 7.2", 12: "Redis 7.4"}
 
+// versionText describes an RDB version for the report.
+func versionText(v int) string {
+	if v == 0 {
+		return "none: not an RDB file (it does not start with REDIS and a version)"
+	}
+	if writers, ok := rdbVersions[v]; ok {
+		return fmt.Sprintf("%d (%s)", v, writers)
+	}
+	return fmt.Sprintf("%d (unknown: redstream reads %d to %d)", v, persistence.MinRDBVersion, persistence.MaxRDBVersion)
+}
+
 func printHeader(w io.Writer, rep *inspectReport) {
 	fmt.Fprintf(w, "file:      %s (%d bytes)\n", rep.File, rep.Size)
-	fmt.Fprintf(w, "version:   %d (%s)\n", rep.Version, rdbVersions[rep.Version])
+	fmt.Fprintf(w, "version:   %s\n", versionText(rep.Version))
 	fmt.Fprintf(w, "checksum:  %s", rep.Checksum.Status)
 	if rep.Checksum.Stored != "" {
 		fmt.Fprintf(w, " (stored %s, computed %s)", rep.Checksum.Stored, rep.Checksum.Computed)
@@ -306,9 +321,22 @@ type progress interface {
 	done()
 }
 
+// checkProgressMode refuses a --progress value newProgress does not know,
+// before any work starts.
+func checkProgressMode(mode string) error {
+	switch mode {
+	case "auto", "bar", "lines", "off":
+		return nil
+	}
+	return fmt.Errorf("--progress must be auto, bar, lines or off, not %q", mode)
+}
+
 // newProgress picks the progress display for mode and a file of size
 // bytes written about on w.
 func newProgress(mode string, w io.Writer, size int64) (progress, error) {
+	if err := checkProgressMode(mode); err != nil {
+		return nil, err
+	}
 	switch mode {
 	case "auto":
 		if size < progressMinBytes {
@@ -322,10 +350,8 @@ func newProgress(mode string, w io.Writer, size int64) (progress, error) {
 		return newBarProgress(w, size), nil
 	case "lines":
 		return &lineProgress{w: w, size: size}, nil
-	case "off":
-		return noProgress{}, nil
 	}
-	return nil, fmt.Errorf("--progress must be auto, bar, lines or off, not %q", mode)
+	return noProgress{}, nil // off
 }
 
 type noProgress struct{}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,8 +31,11 @@ type durability struct {
 	aof    *persistence.AOF
 	logger *slog.Logger
 	srv    *server.Server
-	saveMu sync.Mutex     // held while dbfilename (through its temp file) is written
-	jobs   sync.WaitGroup // background saves and rewrites under way
+	// loadSignals hears SIGTERM and SIGINT while the data loads (nil
+	// otherwise: export loads without it).
+	loadSignals chan os.Signal
+	saveMu      sync.Mutex     // held while dbfilename (through its temp file) is written
+	jobs        sync.WaitGroup // background saves and rewrites under way
 
 	mu             sync.Mutex
 	stopJobs       chan struct{} // closed by BeginShutdown: running jobs give up
@@ -100,9 +104,18 @@ func (d *durability) rdbPath() string { return filepath.Join(d.cfg.Dir, d.cfg.DB
 func (d *durability) load(srv *server.Server) error {
 	d.srv = srv
 	defer func() { d.lastSave = time.Now() }()
+	d.loadSignals = make(chan os.Signal, 1)
+	notifyLoadSignals(d.loadSignals)
+	defer signal.Stop(d.loadSignals)
 	d.removeStaleTemps()
 	if d.aof != nil {
-		if _, err := d.aof.Load(d.loadRDB, applyFrame(srv)); err != nil {
+		apply := applyFrame(srv)
+		if _, err := d.aof.Load(d.rdbLoader("AOF base"), func(recs []server.Record) error {
+			if err := d.loadInterrupted(); err != nil {
+				return err
+			}
+			return apply(recs)
+		}); err != nil {
 			return err
 		}
 		return d.aof.Start()
@@ -115,10 +128,28 @@ func (d *durability) load(srv *server.Server) error {
 		return err
 	}
 	defer f.Close()
-	if err := d.loadRDB(f); err != nil {
-		return fmt.Errorf("loading %s: %w", d.rdbPath(), err)
+	if err := d.rdbLoader("RDB")(f); err != nil {
+		return fmt.Errorf("loading %s: %w", d.rdbPath(), diagnose(f, err))
 	}
 	return nil
+}
+
+// notifyLoadSignals makes c hear the signals that stop a load: SIGTERM
+// and SIGINT. Tests replace it.
+var notifyLoadSignals = func(c chan<- os.Signal) { signal.Notify(c, syscall.SIGTERM, syscall.SIGINT) }
+
+// loadInterrupted returns an error once a signal asked to stop while the
+// data loads: the load stops at the next key or frame, and the server
+// exits saying why, instead of dying silently (the default action of an
+// unhandled SIGTERM) or serving after all.
+func (d *durability) loadInterrupted() error {
+	select {
+	case sig := <-d.loadSignals:
+		name := map[os.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT"}[sig]
+		return fmt.Errorf("received %s while loading the data; exiting without serving", name)
+	default:
+		return nil
+	}
 }
 
 // applyFrame applies an AOF frame's records as one batch; a command that
@@ -135,26 +166,38 @@ func applyFrame(srv *server.Server) func([]server.Record) error {
 	}
 }
 
-// loadRDB installs every key of an RDB stream into the server, logging
-// progress once a second for large files.
-func (d *durability) loadRDB(r io.Reader) error {
-	var size int64
-	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
-		if info, err := f.Stat(); err == nil {
-			size = info.Size()
-		}
-	}
-	start := time.Now()
-	keys, err := persistence.ReadSnapshot(r, persistence.DecodeOptions{ListFill: d.cfg.ListMaxListpackSize, Size: size},
-		d.srv.Load, func(offset int64, keys int) {
-			if size > 0 {
-				d.logger.Info("loading RDB", "percent", fmt.Sprintf("%.1f", 100*float64(offset)/float64(size)), "keys", keys)
+// rdbLoader returns a function that installs every key of an RDB stream
+// into the server, logging progress once a second for large files, and
+// its end, as what ("RDB", "AOF base") is loaded.
+func (d *durability) rdbLoader(what string) func(io.Reader) error {
+	return func(r io.Reader) error {
+		var size int64
+		var attrs []any
+		if f, ok := r.(*os.File); ok {
+			attrs = append(attrs, "file", f.Name())
+			if info, err := f.Stat(); err == nil {
+				size = info.Size()
 			}
-		})
-	if err == nil {
-		d.logger.Info("RDB loaded", "keys", keys, "bytes", size, "seconds", fmt.Sprintf("%.3f", time.Since(start).Seconds()))
+		}
+		start := time.Now()
+		put := func(db int, key string, value any, expireAt int64) error {
+			if err := d.loadInterrupted(); err != nil {
+				return err
+			}
+			return d.srv.Load(db, key, value, expireAt)
+		}
+		keys, err := persistence.ReadSnapshot(r, persistence.DecodeOptions{ListFill: d.cfg.ListMaxListpackSize, Size: size},
+			put, func(offset int64, keys int) {
+				if size > 0 {
+					d.logger.Info("loading "+what, "percent", fmt.Sprintf("%.1f", 100*float64(offset)/float64(size)), "keys", keys)
+				}
+			})
+		if err == nil {
+			d.logger.Info(what+" loaded", append(attrs, "keys", keys, "bytes", size,
+				"seconds", fmt.Sprintf("%.3f", time.Since(start).Seconds()))...)
+		}
+		return err
 	}
-	return err
 }
 
 // writeRDB writes snap to w in Redis's RDB format.

@@ -2,10 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/redstream/redstream/persistence"
+	ucli "github.com/urfave/cli/v2"
 )
 
 // TestREADMECommands keeps the README's command list equal to the command
@@ -55,5 +59,43 @@ func TestFlagsFirst(t *testing.T) {
 		if got := strings.Join(flagsFirst(app, strings.Fields(c.in)), " "); got != c.want {
 			t.Errorf("flagsFirst(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestUserMessage: errors reach users without our package prefixes.
+func TestUserMessage(t *testing.T) {
+	err := fmt.Errorf("loading dump.rdb: %w", fmt.Errorf("%w: bad", persistence.ErrRDBCorrupt))
+	if got, want := userMessage(err), "loading dump.rdb: RDB file corrupt: bad"; got != want {
+		t.Fatalf("userMessage = %q, want %q", got, want)
+	}
+}
+
+// TestFlagHelp: every flag of every command says what it is, and the
+// server's directive flags show their defaults.
+func TestFlagHelp(t *testing.T) {
+	var walk func(path string, cmds []*ucli.Command)
+	walk = func(path string, cmds []*ucli.Command) {
+		for _, c := range cmds {
+			for _, f := range c.Flags {
+				doc, ok := f.(ucli.DocGenerationFlag)
+				if !ok || doc.GetUsage() == "" {
+					t.Errorf("%s %s --%s has no usage text", path, c.Name, f.Names()[0])
+				}
+				if c.Name == "server" && !strings.Contains(f.String(), "(default: ") {
+					t.Errorf("server --%s shows no default: %s", f.Names()[0], f)
+				}
+			}
+			walk(path+" "+c.Name, c.Subcommands)
+		}
+	}
+	walk("redstream", newApp(io.Discard, io.Discard).Commands)
+	help := ""
+	for _, f := range findCommand(newApp(io.Discard, io.Discard).Commands, "server").Flags {
+		if f.Names()[0] == "appendfsync" {
+			help = f.String()
+		}
+	}
+	if !strings.Contains(help, `(default: "always")`) {
+		t.Errorf("server --appendfsync help: %q", help)
 	}
 }

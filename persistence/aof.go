@@ -99,9 +99,12 @@ type AOF struct {
 	incrBytes int64      // bytes in every increment the manifest lists
 	curBytes  int64      // bytes in the increment being written (the writer's size, published)
 	baseBytes int64      // bytes in the base file
-	rewriting bool
-	leader    bool // a goroutine is writing (or switching files); others wait
-	open      bool // the file accepts writes (Start to Close)
+	// growthBase is the AOF's size at the last start or rewrite (Redis's
+	// aof_rewrite_base_size): auto-aof-rewrite measures growth from it.
+	growthBase int64
+	rewriting  bool
+	leader     bool // a goroutine is writing (or switching files); others wait
+	open       bool // the file accepts writes (Start to Close)
 
 	// Owned by the leader of the moment (handed over under mu).
 	size       int64 // bytes of whole frames in the current increment

@@ -30,25 +30,9 @@ type AOFFileReport struct {
 // where each stops being valid. onProgress, if not nil, is told the bytes
 // checked so far.
 func CheckAOF(dir, name string, onProgress func(done, total int64)) ([]AOFFileReport, error) {
-	fs := OSFS{}
-	d, err := scanAOFDir(fs, dir, name)
+	m, err := readCheckedManifest(dir, name)
 	if err != nil {
 		return nil, err
-	}
-	m, found, err := readManifest(fs, filepath.Join(dir, name+".manifest"))
-	switch {
-	case err != nil:
-		return nil, err
-	case !found && len(d.data) == 0:
-		return nil, fmt.Errorf("persistence: no AOF named %s in %s (no %s.manifest, no data files)", name, dir, name)
-	case !found:
-		return nil, fmt.Errorf("%w: there is no %s.manifest, but %s holds %d AOF files", ErrManifest, name, dir, len(d.data))
-	}
-	if err := m.validate(name, d.has); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrManifest, err)
-	}
-	if _, err := d.leftovers(m); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrManifest, err)
 	}
 	var reports []AOFFileReport
 	var done, total int64
@@ -75,6 +59,99 @@ func CheckAOF(dir, name string, onProgress func(done, total int64)) ([]AOFFileRe
 		done += r.Size
 	}
 	return reports, nil
+}
+
+// readCheckedManifest reads the manifest of the AOF in dir and checks it
+// against the directory as a start would, changing nothing: a
+// disagreement is an error wrapping ErrManifest.
+func readCheckedManifest(dir, name string) (manifest, error) {
+	fs := OSFS{}
+	d, err := scanAOFDir(fs, dir, name)
+	if err != nil {
+		return manifest{}, err
+	}
+	m, found, err := readManifest(fs, filepath.Join(dir, name+".manifest"))
+	switch {
+	case err != nil:
+		return m, err
+	case !found && len(d.data) == 0:
+		return m, fmt.Errorf("persistence: no AOF named %s in %s (no %s.manifest, no data files)", name, dir, name)
+	case !found:
+		return m, fmt.Errorf("%w: there is no %s.manifest, but %s holds %d AOF files", ErrManifest, name, dir, len(d.data))
+	}
+	if err := m.validate(name, d.has); err != nil {
+		return m, fmt.Errorf("%w: %w", ErrManifest, err)
+	}
+	if _, err := d.leftovers(m); err != nil {
+		return m, fmt.Errorf("%w: %w", ErrManifest, err)
+	}
+	return m, nil
+}
+
+// ReplayStats describe what ReplayAOF read.
+type ReplayStats struct {
+	Records   int64 // records applied
+	TornBytes int64 // bytes of a torn last write left out (see aof_frame.go)
+}
+
+// ReplayAOF reads the AOF in dir as a start would, without changing
+// anything: the base through loadBase, then every increment's frames
+// through apply. A torn tail of the newest increment is left out (a
+// crash cut that write short, so nothing in it was acknowledged), as a
+// start with aof-load-truncated yes cuts it; the fill a crash leaves
+// after the last frame ends it cleanly; any other damage is an error
+// naming the file, the offset and the repair command.
+func ReplayAOF(dir, name string, loadBase func(io.Reader) error, apply func([]server.Record) error) (ReplayStats, error) {
+	var st ReplayStats
+	m, err := readCheckedManifest(dir, name)
+	if err != nil {
+		return st, err
+	}
+	if m.base != nil {
+		if err := replayBase(filepath.Join(dir, m.base.name), loadBase); err != nil {
+			return st, err
+		}
+	}
+	for i, f := range m.incrs {
+		path := filepath.Join(dir, f.name)
+		sc, err := replayIncrFile(path, i == len(m.incrs)-1, apply)
+		st.Records += sc.records
+		switch {
+		case err != nil:
+			return st, err
+		case sc.end == endTorn:
+			st.TornBytes = sc.tornEnd - sc.good
+		case sc.end == endDamaged:
+			return st, damageError(sc, path, RepairCommand(dir, name))
+		}
+	}
+	return st, nil
+}
+
+func replayBase(path string, loadBase func(io.Reader) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := loadBase(f); err != nil {
+		return fmt.Errorf("persistence: loading AOF base %s: %w", path, err)
+	}
+	return nil
+}
+
+func replayIncrFile(path string, last bool, apply func([]server.Record) error) (incrScan, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return incrScan{}, err
+	}
+	defer f.Close()
+	return scanIncr(f, last, func(recs []server.Record, off, _ int64) error {
+		if err := apply(recs); err != nil {
+			return fmt.Errorf("persistence: replaying %s at offset %d: %w", path, off, err)
+		}
+		return nil
+	})
 }
 
 func manifestFiles(m manifest) []aofFile {

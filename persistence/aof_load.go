@@ -18,7 +18,7 @@ import (
 type LoadStats struct {
 	Records      int64         // records replayed
 	Bytes        int64         // bytes read from increments
-	DroppedBytes int64         // torn tail cut off the last increment
+	DroppedBytes int64         // torn tail cut off the last increment (not the fill after it)
 	Elapsed      time.Duration // wall time of the whole load
 }
 
@@ -37,8 +37,10 @@ func (a *AOF) Load(loadBase func(r io.Reader) error, apply func([]server.Record)
 			return st, err
 		}
 	}
-	total := a.diskIncrBytes()
-	p := progress{logger: a.opt.Logger, total: total, start: start, last: start}
+	// The increments' progress and rate count from here: the base took
+	// its own time, and its keys are not records.
+	incrStart := time.Now()
+	p := progress{logger: a.opt.Logger, total: a.diskIncrBytes(), start: incrStart, last: incrStart}
 	for i, f := range a.manifest.incrs {
 		last := i == len(a.manifest.incrs)-1
 		n, dropped, err := a.replayIncr(f.name, last, apply, &st, &p)
@@ -49,7 +51,7 @@ func (a *AOF) Load(loadBase func(r io.Reader) error, apply func([]server.Record)
 		}
 	}
 	a.mu.Lock()
-	a.incrBytes = st.Bytes // the frames; not what was cut off, nor zero fill
+	a.incrBytes = st.Bytes // the frames; not what was cut off, nor fill
 	if b := a.manifest.base; b != nil {
 		if f, err := a.fs.OpenFile(filepath.Join(a.opt.Dir, b.name), os.O_RDONLY, 0); err == nil {
 			if info, err := f.Stat(); err == nil {
@@ -58,6 +60,7 @@ func (a *AOF) Load(loadBase func(r io.Reader) error, apply func([]server.Record)
 			f.Close()
 		}
 	}
+	a.growthBase = a.baseBytes + a.incrBytes
 	a.mu.Unlock()
 	st.Elapsed = time.Since(start)
 	a.opt.Logger.Info("AOF loaded", "records", st.Records, "bytes", st.Bytes,
@@ -117,13 +120,18 @@ func (a *AOF) replayIncr(name string, last bool, apply func([]server.Record) err
 	case sc.end == endClean:
 		return sc.good, 0, a.cutFill(f, path, sc.good, sc.size)
 	case sc.end == endTorn && a.opt.Truncate:
-		return sc.good, sc.size - sc.good, a.cutTorn(f, path, sc)
+		return sc.good, sc.tornEnd - sc.good, a.cutTorn(f, path, sc)
 	case sc.end == endTorn:
 		return sc.good, 0, fmt.Errorf("%w\n  file: %s\n  offset: %d\n  aof-load-truncated is no; to cut the torn tail (kept in quarantine): %s",
 			sc.err, path, sc.good, RepairCommand(a.opt.Dir, a.opt.Name))
 	}
-	return sc.good, 0, fmt.Errorf("%w\n  file: %s\n  offset: %d\n  nothing was changed; to repair, cut the file at that offset "+
-		"(what follows is lost to the server, and kept in quarantine): %s", sc.err, path, sc.good, RepairCommand(a.opt.Dir, a.opt.Name))
+	return sc.good, 0, damageError(sc, path, RepairCommand(a.opt.Dir, a.opt.Name))
+}
+
+// damageError says where an increment is damaged and how to repair it.
+func damageError(sc incrScan, path, repair string) error {
+	return fmt.Errorf("%w\n  file: %s\n  offset: %d\n  nothing was changed; to repair, cut the file at that offset "+
+		"(what follows is lost to the server, and kept in quarantine): %s", sc.err, path, sc.good, repair)
 }
 
 // cutFill cuts the preallocated fill (see preallocate) after the last
@@ -155,8 +163,11 @@ func (a *AOF) cutTorn(f File, path string, sc incrScan) error {
 	if err := f.Sync(); err != nil {
 		return err
 	}
+	// The fill after the torn bytes (see preallocate) was never data:
+	// it is cut too, but not counted as dropped.
 	a.opt.Logger.Warn("AOF ends with a torn write (a crash mid-write); cut it off",
-		"file", path, "offset", sc.good, "dropped_bytes", sc.size-sc.good, "kept_in", kept, "reason", sc.err.Error())
+		"file", path, "offset", sc.good, "dropped_bytes", sc.tornEnd-sc.good, "fill_bytes", sc.size-sc.tornEnd,
+		"kept_in", kept, "reason", sc.err.Error())
 	return nil
 }
 
@@ -356,9 +367,12 @@ type progress struct {
 	last   time.Time
 }
 
+// progressEvery is how often a long load logs its progress.
+var progressEvery = time.Second
+
 func (p *progress) report(done, records int64) {
 	now := time.Now()
-	if now.Sub(p.last) < time.Second {
+	if now.Sub(p.last) < progressEvery {
 		return
 	}
 	p.last = now

@@ -183,6 +183,7 @@ func (a *AOF) FinishRewrite(seq int64, writeBase func(w io.Writer) error) (err e
 	a.removeUnlisted(old, m)
 	a.mu.Lock()
 	a.baseBytes, a.incrBytes = size, a.curBytes // a.size is the writer's own
+	a.growthBase = a.baseBytes + a.incrBytes
 	a.mu.Unlock()
 	return nil
 }
@@ -228,12 +229,13 @@ func (a *AOF) removeUnlisted(old, m manifest) {
 	}
 }
 
-// Sizes returns the AOF's base size and total size (base plus every
-// increment), which auto-aof-rewrite compares.
+// Sizes returns the AOF's size at the last start or rewrite and its size
+// now (base plus every increment), which auto-aof-rewrite compares (and
+// INFO shows as aof_base_size and aof_current_size, as Redis does).
 func (a *AOF) Sizes() (base, total int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.baseBytes, a.baseBytes + a.incrBytes
+	return a.growthBase, a.baseBytes + a.incrBytes
 }
 
 // Rewriting reports whether a rewrite is under way.

@@ -181,5 +181,9 @@ ErrRDBTruncated, ErrRDBChecksum, ErrRDBCorrupt or ErrRDBUnsupported. The
 decoder never panics, and never allocates ahead of the bytes it has read
 by more than a small chunk: a length claiming 4 GiB in a 100-byte file is
 an error, not an allocation.
+
+A file with a changed byte usually fails long before its checksum is
+read, as truncated or corrupt; DiagnoseDamage tells that apart from a cut
+file by the checksum at its end.
 */
 package persistence

@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -107,11 +108,12 @@ func NewDecoder(r io.Reader, opt *DecodeOptions) *Decoder {
 }
 
 // Version returns the file's RDB version, reading the header if needed.
+// The version is returned with any error once the header has been read
+// (an unsupported version, a failure further on); it is 0 when the file
+// does not start as an RDB file does.
 func (d *Decoder) Version() (int, error) {
-	if err := d.start(); err != nil {
-		return 0, err
-	}
-	return d.version, nil
+	err := d.start()
+	return d.version, err
 }
 
 // Aux returns the aux fields read so far (redstream's own extension fields
@@ -369,4 +371,49 @@ func (d *Decoder) finish() error {
 		}
 	}
 	return io.EOF
+}
+
+// DiagnoseDamage refines err, the error decoding the RDB file f of size
+// bytes failed with. A file of which a byte was changed usually fails
+// long before its checksum is read: as truncated (a length now claims
+// more than is left) or as corrupt. If f ends as a whole file does, in
+// the EOF opcode and a checksum, and that checksum does not match its
+// bytes, the damage is a changed byte, not a cut: the error returned then
+// wraps ErrRDBChecksum as well as err, and says so. Any other err is
+// returned as it is.
+func DiagnoseDamage(f io.ReaderAt, size int64, err error) error {
+	if size < 9+1+8 || !(errors.Is(err, ErrRDBTruncated) || errors.Is(err, ErrRDBCorrupt)) {
+		return err
+	}
+	trailer := make([]byte, 9)
+	if _, rerr := f.ReadAt(trailer, size-9); rerr != nil || trailer[0] != opEOF {
+		return err
+	}
+	stored := binary.LittleEndian.Uint64(trailer[1:])
+	computed, rerr := crc64Of(io.NewSectionReader(f, 0, size-8))
+	if rerr != nil || stored == 0 || stored == computed {
+		return err
+	}
+	return &multiWrap{
+		msg: fmt.Sprintf("%v: the file ends in the EOF marker and a checksum as a whole file does, but its bytes do not "+
+			"match that checksum (stored %#016x, computed %#016x): bytes were changed, and decoding failed at the first "+
+			"one it met: %v", ErrRDBChecksum, stored, computed, err),
+		errs: []error{ErrRDBChecksum, err},
+	}
+}
+
+// crc64Of returns the Redis CRC-64 of what r holds.
+func crc64Of(r io.Reader) (uint64, error) {
+	buf := make([]byte, 64<<10)
+	var crc uint64
+	for {
+		n, err := r.Read(buf)
+		crc = UpdateCRC64(crc, buf[:n])
+		if err == io.EOF {
+			return crc, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/redstream/redstream/server"
 )
 
 // RestoreOptions say where a restore installs an RDB file: the data
@@ -17,6 +19,9 @@ type RestoreOptions struct {
 	AOFName    string // appendfilename
 	Quarantine string // where replaced files go
 	FS         FS     // nil: the real file system
+	// SkipUnsupported installs src without what redstream does not serve
+	// (see CopyServed) instead of verbatim.
+	SkipUnsupported bool
 }
 
 // Restore installs the RDB file src as the data of a stopped server, so
@@ -29,6 +34,10 @@ type RestoreOptions struct {
 // the new one, and the old AOF or the new one (the manifest's rename
 // decides; the next start quarantines what it no longer lists).
 func Restore(src string, opt RestoreOptions) error {
+	content := func(w io.Writer) error { return copyFile(w, src) }
+	if opt.SkipUnsupported {
+		content = func(w io.Writer) error { return copyServedFile(w, src) }
+	}
 	fs := opt.FS
 	if fs == nil {
 		fs = OSFS{}
@@ -40,16 +49,16 @@ func Restore(src string, opt RestoreOptions) error {
 	if err := keepCopy(fs, dump, opt.Quarantine); err != nil {
 		return fmt.Errorf("keeping the old %s: %w", opt.DBFilename, err)
 	}
-	if err := copyFileDurably(fs, src, dump); err != nil {
+	if _, err := writeFileDurably(fs, dump, content); err != nil {
 		return err
 	}
-	return installAOFBase(fs, src, opt)
+	return installAOFBase(fs, content, opt)
 }
 
-// installAOFBase makes src the base of a new AOF in opt.AOFDir, numbered
+// installAOFBase makes content the base of a new AOF in opt.AOFDir, numbered
 // after every file there, then moves what the old manifest listed (and
 // the old manifest's copy) into quarantine.
-func installAOFBase(fs FS, src string, opt RestoreOptions) error {
+func installAOFBase(fs FS, content func(io.Writer) error, opt RestoreOptions) error {
 	if err := mkdirDurable(fs, opt.AOFDir); err != nil {
 		return err
 	}
@@ -62,7 +71,7 @@ func installAOFBase(fs FS, src string, opt RestoreOptions) error {
 	seq := max(d.maxSeq+1, old.nextSeq())
 	m := manifest{base: &aofFile{name: baseName(opt.AOFName, seq), seq: seq},
 		incrs: []aofFile{{name: incrName(opt.AOFName, seq), seq: seq}}}
-	if err := copyFileDurably(fs, src, filepath.Join(opt.AOFDir, m.base.name)); err != nil {
+	if _, err := writeFileDurably(fs, filepath.Join(opt.AOFDir, m.base.name), content); err != nil {
 		return err
 	}
 	if err := createEmpty(fs, opt.AOFDir, m.incrs[0].name); err != nil {
@@ -116,17 +125,56 @@ func keepCopy(fs FS, path, qdir string) error {
 	return err
 }
 
-// copyFileDurably copies src over dst through a temporary file: dst is
-// the old file or the whole new one, whenever a crash comes.
-func copyFileDurably(fs FS, src, dst string) error {
+// copyFile copies the file src to w.
+func copyFile(w io.Writer, src string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	_, err = writeFileDurably(fs, dst, func(w io.Writer) error {
-		_, err := io.Copy(w, in)
-		return err
-	})
+	_, err = io.Copy(w, in)
 	return err
+}
+
+// copyServedFile writes the RDB file src to w without what redstream
+// does not serve (see CopyServed).
+func copyServedFile(w io.Writer, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return CopyServed(w, in)
+}
+
+// CopyServed decodes the RDB file src and writes to w an RDB file of what
+// redstream serves: every string, list and stream with its expiry, and
+// neither the hashes, sets, sorted sets and module values nor the
+// function libraries and module aux data. The file must be sound: a
+// decoding error or a checksum mismatch stops the copy.
+func CopyServed(w io.Writer, src io.Reader) error {
+	dec := NewDecoder(src, &DecodeOptions{SkipUnsupported: true})
+	enc := NewEncoder(w, &EncodeOptions{RedstreamVersion: server.Version})
+	db := -1
+	for {
+		e, err := dec.Next()
+		if errors.Is(err, io.EOF) {
+			return enc.Close()
+		}
+		if err != nil {
+			return err
+		}
+		if _, skipped := e.Value.(Skipped); skipped {
+			continue
+		}
+		if e.DB != db {
+			db = e.DB
+			if err := enc.SelectDB(db, 0, 0); err != nil {
+				return err
+			}
+		}
+		if err := enc.WriteEntry(e); err != nil {
+			return err
+		}
+	}
 }

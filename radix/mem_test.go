@@ -44,19 +44,27 @@ func memPerKey(n int, key func(i int) []byte) float64 {
 // The goal is at most 1.3 times that.
 const raxBytesPerKey = 30
 
-// TestMemoryPerKey measures 1,000,000 sequential stream IDs (ms increasing
-// every 10 keys, seq 0..9) with a pointer value, and logs two other shapes
-// for comparison.
+// TestMemoryPerKey measures sequential stream IDs (ms increasing every 10
+// keys, seq 0..9) with a pointer value, and logs two other shapes for
+// comparison. The heap after a full collection is what the tree holds,
+// to within a few pages of whatever else is live: with a million keys
+// (under -race, as make test runs it, a hundred thousand and only the
+// first shape, to keep it short: bytes per key are the same, and -race
+// adds about 5%) that is a fraction of a byte per key, against about 24
+// measured and 39 allowed.
 func TestMemoryPerKey(t *testing.T) {
+	n := 1_000_000
 	if testing.Short() || raceEnabled {
-		t.Skip("builds million-key trees")
+		n = 100_000
 	}
-	const n = 1_000_000
 	const ms0 = 1_700_000_000_000
 	seq := memPerKey(n, func(i int) []byte { return id(ms0+uint64(i/10), uint64(i%10)) })
-	t.Logf("sequential IDs, 10 per ms: %.1f bytes/key (rax ~%d)", seq, raxBytesPerKey)
+	t.Logf("%d sequential IDs, 10 per ms: %.1f bytes/key (rax ~%d)", n, seq, raxBytesPerKey)
 	if limit := 1.3 * raxBytesPerKey; seq > limit {
 		t.Errorf("%.1f bytes/key, want <= %.1f", seq, limit)
+	}
+	if n < 1_000_000 {
+		return
 	}
 	one := memPerKey(n, func(i int) []byte { return id(ms0+uint64(i), 0) })
 	t.Logf("sequential IDs, 1 per ms: %.1f bytes/key", one)

@@ -43,13 +43,14 @@ func (c *Client) shutdownNow() {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.logger.Warn("user requested shutdown", "client", c.raddr) // before the save it causes, as in Redis
 	if err := s.finalSave(req.save); err != nil && !req.force {
 		s.persist.AbortShutdown()
+		s.logger.Warn("shutdown cancelled: the final save failed (SHUTDOWN FORCE stops anyway)", "client", c.raddr)
 		c.out.Error("ERR Errors trying to SHUTDOWN. Check logs.")
 		return
 	}
 	s.stopping = true
-	s.logger.Warn("user requested shutdown", "client", c.raddr)
 	select {
 	case s.shutdownBy <- "SHUTDOWN command from " + c.raddr:
 	default:
@@ -64,6 +65,7 @@ func (s *Server) finalSave(save bool) error {
 	if !save || s.persist == nil {
 		return nil
 	}
+	s.logger.Info("saving the final RDB snapshot before exiting")
 	snap := s.FreezeHeld()
 	if err := s.persist.Save(snap); err != nil {
 		s.logger.Error("error trying to save the DB before shutting down", "err", err)

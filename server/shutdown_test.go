@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +155,34 @@ func TestBackgroundJobsOneAtATime(t *testing.T) {
 	}
 	if got := c.do("BGSAVE"); got != "+Background saving started\r\n" {
 		t.Fatalf("BGSAVE with nothing running = %q", got)
+	}
+}
+
+// logAtSave is a persister that keeps what the log said when Save began.
+type logAtSave struct {
+	callsPersister
+	logs   *bytes.Buffer
+	atSave string
+}
+
+func (p *logAtSave) Save(snap *Snapshot) error {
+	p.atSave = p.logs.String()
+	return p.callsPersister.Save(snap)
+}
+
+// TestShutdownLogOrder: SHUTDOWN logs "user requested shutdown" before
+// the save it causes (and whose "DB saved on disk" follows), as Redis
+// does; the log did it the other way round.
+func TestShutdownLogOrder(t *testing.T) {
+	s := newTestServer(t, nil)
+	var logs bytes.Buffer
+	s.logger = slog.New(slog.NewTextHandler(&logs, nil))
+	p := &logAtSave{logs: &logs}
+	s.persist = p
+	c := connect(t, s)
+	c.conn.Write([]byte("*2\r\n$8\r\nSHUTDOWN\r\n$4\r\nSAVE\r\n"))
+	<-s.ShutdownRequested()
+	if !strings.Contains(p.atSave, "user requested shutdown") || !strings.Contains(p.atSave, "saving the final RDB snapshot") {
+		t.Fatalf("when the save began the log said:\n%s", p.atSave)
 	}
 }

@@ -74,3 +74,47 @@ func TestAdminSnapshotAndAOF(t *testing.T) {
 		s.Stop() // one server per data directory
 	}
 }
+
+// TestAdminAOFExportLoadsInRedis: an AOF that a kill -9 left (ending in
+// the preallocated fill, which redis-server refuses) is exported into a
+// directory redis-server loads, with appendonly yes (the AOF base) and no
+// (dump.rdb), holding the same data: stream IDs as redstream made them,
+// other databases, expiries, groups and their pending entries. The source
+// is not changed.
+func TestAdminAOFExportLoadsInRedis(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not installed; skipping the export check with Redis")
+	}
+	dir := t.TempDir()
+	s := StartServerIn(t, dir, "--save", "")
+	raw := s.Raw(t)
+	seedData(t, raw)
+	id := raw.Do("XADD", "events", "*", "type", "click").Str
+	raw.Do("XGROUP", "CREATE", "events", "workers", "0")
+	raw.Do("XREADGROUP", "GROUP", "workers", "w1", "STREAMS", "events", ">")
+	s.Kill()
+	incr := filepath.Join(dir, "appendonlydir", "appendonly.aof.1.incr.aof")
+	before, _ := os.ReadFile(incr)
+	if tail := string(before[max(0, len(before)-32):]); !strings.Contains(tail, "~rsfill\n") {
+		t.Fatalf("the killed server's AOF does not end in fill: %q", tail)
+	}
+	dst := t.TempDir()
+	if out, ok := runCmd(t, "aof", "export", dir, dst); !ok || !strings.Contains(out, "exported") {
+		t.Fatalf("aof export: %s", out)
+	}
+	if after, _ := os.ReadFile(incr); string(after) != string(before) {
+		t.Fatal("aof export changed the source AOF")
+	}
+	for _, appendonly := range []string{"yes", "no"} {
+		rr := StartRedis(t, "--dir", dst, "--appendonly", appendonly).Raw(t)
+		label := "redis-server on the export, appendonly " + appendonly
+		checkData(t, rr, label)
+		if got := rr.Do("XRANGE", "events", "-", "+").String(); !strings.Contains(got, id) {
+			t.Fatalf("%s: XRANGE events = %s, want the entry %s", label, got, id)
+		}
+		if got := rr.Do("XPENDING", "events", "workers").String(); !strings.HasPrefix(got, "*4[:1 ") {
+			t.Fatalf("%s: XPENDING events workers = %s, want 1 pending", label, got)
+		}
+	}
+}
