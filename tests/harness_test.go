@@ -181,9 +181,9 @@ func (s *Server) Stop() {
 		if strings.Contains(s.Output(), "DATA RACE") || strings.Contains(s.Output(), "panic:") {
 			s.t.Errorf("redstream reported a problem:\n%s", s.Output())
 		}
-	case <-time.After(15 * time.Second):
+	case <-time.After(60 * time.Second): // a bound, not a timing: a shutdown save under -race on a loaded machine is slow
 		s.kill()
-		s.t.Errorf("redstream did not stop within 15s of SIGTERM:\n%s", s.Output())
+		s.t.Errorf("redstream did not stop within 60s of SIGTERM:\n%s", s.Output())
 	}
 }
 
