@@ -112,7 +112,7 @@ type param struct {
 }
 
 var params = []param{
-	intParam("port", false, 0, 65535, func(c *Config) *int { return &c.Port }),
+	portParam(),
 	{name: "bind", mutable: false, multi: true,
 		get: func(c *Config) string { return strings.Join(c.Bind, " ") },
 		set: func(c *Config, v []string) error {
@@ -208,6 +208,25 @@ func (c *Config) Get(name string) (string, bool) {
 		return "", false
 	}
 	return p.get(c), true
+}
+
+// PortRandom is the Port of "port random": listen on a free port the
+// system picks (for tests; Redis has no such value). Port 0 turns TCP
+// off, as in Redis.
+const PortRandom = -1
+
+// portParam is port: 0..65535 as in Redis, or "random" (PortRandom).
+func portParam() param {
+	p := intParam("port", false, 0, 65535, func(c *Config) *int { return &c.Port })
+	set := p.set
+	p.set = func(c *Config, v []string) error {
+		if strings.EqualFold(v[0], "random") {
+			c.Port = PortRandom
+			return nil
+		}
+		return set(c, v)
+	}
+	return p
 }
 
 func withAlias(p param, alias string) param { p.alias = alias; return p }
