@@ -19,13 +19,6 @@ import (
 	"github.com/redstream/redstream/resp"
 )
 
-// Version is redstream's own version, printed in the banner and INFO.
-var Version = "0.1.0"
-
-// RedisVersion is the Redis version whose behaviour redstream offers.
-// Clients read it from HELLO and INFO to decide which commands to use.
-const RedisVersion = "7.4.0"
-
 // Options are the parts cli plugs in; all are optional.
 type Options struct {
 	Logger     *slog.Logger
