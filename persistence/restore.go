@@ -43,13 +43,34 @@ func Restore(src string, opt RestoreOptions) error {
 	if err := copyFileDurably(fs, src, dump); err != nil {
 		return err
 	}
-	return installAOFBase(fs, src, opt)
+	return installAOFBase(fs, opt, func(dst string) error { return copyFileDurably(fs, src, dst) })
 }
 
-// installAOFBase makes src the base of a new AOF in opt.AOFDir, numbered
-// after every file there, then moves what the old manifest listed (and
-// the old manifest's copy) into quarantine.
-func installAOFBase(fs FS, src string, opt RestoreOptions) error {
+// InstallAOFBase starts a new AOF in opt.AOFDir whose base is what
+// writeBase writes (an RDB): the base, one empty increment, and a
+// manifest listing them, written in that order, so a crash at any point
+// leaves the old AOF or the whole new one. What the old AOF held goes to
+// opt.Quarantine, nothing is deleted. The caller must hold the data
+// directory's lock; the AOF is then opened with OpenAOF. This is how
+// CONFIG SET appendonly yes turns the AOF on.
+func InstallAOFBase(opt RestoreOptions, writeBase func(w io.Writer) error) error {
+	fs := opt.FS
+	if fs == nil {
+		fs = OSFS{}
+	}
+	if err := mkdirDurable(fs, opt.Dir); err != nil {
+		return err
+	}
+	return installAOFBase(fs, opt, func(dst string) error {
+		_, err := writeFileDurably(fs, dst, writeBase)
+		return err
+	})
+}
+
+// installAOFBase makes the file writeBase writes the base of a new AOF in
+// opt.AOFDir, numbered after every file there, then moves what the old
+// manifest listed (and the old manifest's copy) into quarantine.
+func installAOFBase(fs FS, opt RestoreOptions, writeBase func(dst string) error) error {
 	if err := mkdirDurable(fs, opt.AOFDir); err != nil {
 		return err
 	}
@@ -62,7 +83,7 @@ func installAOFBase(fs FS, src string, opt RestoreOptions) error {
 	seq := max(d.maxSeq+1, old.nextSeq())
 	m := manifest{base: &aofFile{name: baseName(opt.AOFName, seq), seq: seq},
 		incrs: []aofFile{{name: incrName(opt.AOFName, seq), seq: seq}}}
-	if err := copyFileDurably(fs, src, filepath.Join(opt.AOFDir, m.base.name)); err != nil {
+	if err := writeBase(filepath.Join(opt.AOFDir, m.base.name)); err != nil {
 		return err
 	}
 	if err := createEmpty(fs, opt.AOFDir, m.incrs[0].name); err != nil {
