@@ -418,6 +418,10 @@ func configSetCommand(x *Ctx) {
 			return
 		}
 	}
+	if name, err := x.s.applyAOFConfig(&next); err != nil {
+		x.error(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, err))
+		return
+	}
 	x.s.cfg = next
 	x.s.applyConfig()
 	x.w.OK()

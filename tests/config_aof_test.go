@@ -1,0 +1,106 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// CONFIG SET appendonly yes turns the AOF on while the server runs, as in
+// Redis: it writes the keyspace as the AOF's base, then logs every write.
+// A kill -9 afterwards loses nothing acknowledged, from before the switch
+// or after it. An AOF an earlier run left is kept in quarantine.
+func TestConfigSetAppendonlyOnAtRunTime(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	stale := StartServerIn(t, dir, "--save", "")
+	stale.Raw(t).Do("SET", "stale", "from an earlier life")
+	stale.Stop()
+
+	s := StartServerIn(t, dir, "--appendonly", "no", "--save", "")
+	raw := s.Raw(t)
+	seedData(t, raw)
+	if r := raw.Do("CONFIG", "SET", "appendonly", "yes"); r.String() != `+"OK"` {
+		t.Fatalf("CONFIG SET appendonly yes = %s", r)
+	}
+	if r := raw.Do("CONFIG", "GET", "appendonly"); !strings.Contains(r.String(), `"yes"`) {
+		t.Fatalf("CONFIG GET appendonly = %s", r)
+	}
+	if r := raw.Do("RPUSH", "after", "switch"); r.Int != 1 {
+		t.Fatalf("RPUSH right after the switch = %s", r)
+	}
+	waitInfo(t, raw, "persistence", "aof_rewrite_in_progress", "0")
+	if got := infoField(t, raw, "persistence", "aof_enabled"); got != "1" {
+		t.Fatalf("aof_enabled = %s after turning the AOF on", got)
+	}
+	if r := raw.Do("RPUSH", "after", "base"); r.Int != 2 {
+		t.Fatalf("RPUSH after the base = %s", r)
+	}
+	s.Kill()
+
+	again := StartServerIn(t, dir, "--save", "")
+	raw = again.Raw(t)
+	checkData(t, raw, "after kill -9 with the AOF turned on at run time")
+	if got := raw.Do("LRANGE", "after", "0", "-1").String(); got != `*2[$"switch" $"base"]` {
+		t.Fatalf("writes after the switch: %s", got)
+	}
+	if got := raw.Do("EXISTS", "stale").Int; got != 0 {
+		t.Fatalf("the earlier run's AOF was loaded: EXISTS stale = %d", got)
+	}
+	kept, _ := filepath.Glob(filepath.Join(dir, "quarantine", "appendonly.aof.*"))
+	if len(kept) == 0 {
+		t.Fatalf("the earlier run's AOF files are gone, not in quarantine")
+	}
+}
+
+// CONFIG SET appendonly no turns the AOF off: writes go on, and the AOF's
+// files stay where they are, whole.
+func TestConfigSetAppendonlyOffAtRunTime(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := StartServerIn(t, dir, "--save", "")
+	raw := s.Raw(t)
+	seedData(t, raw)
+	if r := raw.Do("CONFIG", "SET", "appendonly", "no"); r.String() != `+"OK"` {
+		t.Fatalf("CONFIG SET appendonly no = %s", r)
+	}
+	if got := infoField(t, raw, "persistence", "aof_enabled"); got != "0" {
+		t.Fatalf("aof_enabled = %s after turning the AOF off", got)
+	}
+	if r := raw.Do("RPUSH", "queue", "not logged"); r.Int != 6 {
+		t.Fatalf("RPUSH with the AOF off = %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest")); err != nil {
+		t.Fatalf("the AOF's manifest after turning it off: %v", err)
+	}
+	s.Stop()
+	checkData(t, StartServerIn(t, dir, "--save", "").Raw(t), "the AOF as it was turned off")
+}
+
+// appendfsync changes at run time, and writes go on under each policy.
+func TestConfigSetAppendfsyncAtRunTime(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := StartServerIn(t, dir, "--save", "")
+	raw := s.Raw(t)
+	for i, policy := range []string{"everysec", "no", "always", "everysec", "always"} {
+		if r := raw.Do("CONFIG", "SET", "appendfsync", policy); r.String() != `+"OK"` {
+			t.Fatalf("CONFIG SET appendfsync %s = %s", policy, r)
+		}
+		if r := raw.Do("CONFIG", "GET", "appendfsync"); !strings.Contains(r.String(), `"`+policy+`"`) {
+			t.Fatalf("CONFIG GET appendfsync = %s, want %s", r, policy)
+		}
+		if r := raw.Do("RPUSH", "q", policy); r.Int != int64(i+1) {
+			t.Fatalf("RPUSH under %s = %s", policy, r)
+		}
+	}
+	if r := raw.Do("CONFIG", "SET", "appendfsync", "sometimes"); r.Type != '-' {
+		t.Fatalf("CONFIG SET appendfsync sometimes = %s, want an error", r)
+	}
+	s.Kill()
+	got := StartServerIn(t, dir, "--save", "").Raw(t).Do("LLEN", "q").Int
+	if got != 5 {
+		t.Fatalf("after kill -9, LLEN q = %d, want 5", got)
+	}
+}
