@@ -30,6 +30,8 @@ var serverSpecs = []spec{
 		syntax: "parameter [parameter ...]", summary: "Returns the effective values of configuration parameters.", run: configGetCommand},
 	{name: "config|set", arity: -4, flags: "admin noscript loading stale", group: "server", since: "2.0.0",
 		syntax: "parameter value [parameter value ...]", summary: "Sets configuration parameters in-flight.", run: configSetCommand},
+	{name: "config|rewrite", arity: 2, flags: "admin noscript loading stale", group: "server", since: "2.8.0",
+		summary: "Persists the effective configuration to file.", run: configRewriteCommand},
 	{name: "config|resetstat", arity: 2, flags: "admin noscript loading stale", group: "server", since: "2.0.0",
 		summary: "Resets the server's statistics.", run: configResetstatCommand},
 	{name: "config|help", arity: 2, flags: "loading stale", group: "server", since: "5.0.0",
@@ -437,6 +439,7 @@ func configHelpCommand(x *Ctx) {
 		"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
 		"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
 		"RESETSTAT", "    Reset statistics reported by the INFO command.",
+		"REWRITE", "    Rewrite the configuration file.",
 	})
 }
 

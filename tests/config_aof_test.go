@@ -104,3 +104,49 @@ func TestConfigSetAppendfsyncAtRunTime(t *testing.T) {
 		t.Fatalf("after kill -9, LLEN q = %d, want 5", got)
 	}
 }
+
+// CONFIG REWRITE writes what CONFIG SET changed into the config file the
+// server started with, keeping the file's comments, and a restart on the
+// file runs with it.
+func TestConfigRewriteSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	s := StartServerWithConfig(t, "# the queue service\nmaxclients 50\n\n# durability\nappendfsync always\n", "--save", "")
+	raw := s.Raw(t)
+	for _, kv := range [][2]string{{"maxclients", "88"}, {"appendfsync", "everysec"}, {"timeout", "30"}} {
+		if r := raw.Do("CONFIG", "SET", kv[0], kv[1]); r.String() != `+"OK"` {
+			t.Fatalf("CONFIG SET %s %s = %s", kv[0], kv[1], r)
+		}
+	}
+	if r := raw.Do("CONFIG", "REWRITE"); r.String() != `+"OK"` {
+		t.Fatalf("CONFIG REWRITE = %s", r)
+	}
+	path := filepath.Join(s.Dir, "redstream.conf")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, want := range []string{"# the queue service\nmaxclients 88\n", "# durability\nappendfsync everysec\n", "timeout 30\n"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("the rewritten file lacks %q:\n%s", want, text)
+		}
+	}
+	s.Stop()
+	again := startProcess(t, s.Dir, []string{"server", path, "--port", "random"})
+	got := again.Raw(t).Do("CONFIG", "GET", "maxclients", "appendfsync", "timeout").String()
+	for _, want := range []string{`"88"`, `"everysec"`, `"30"`} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("after a restart on the rewritten file, CONFIG GET = %s, want %s in it", got, want)
+		}
+	}
+}
+
+// Without a config file there is nothing to rewrite, and the error says
+// so in Redis's words.
+func TestConfigRewriteWithoutFile(t *testing.T) {
+	t.Parallel()
+	r := StartServer(t).Raw(t).Do("CONFIG", "REWRITE")
+	if r.String() != `-"ERR The server is running without a config file"` {
+		t.Fatalf("CONFIG REWRITE = %s", r)
+	}
+}
