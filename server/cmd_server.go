@@ -121,7 +121,11 @@ func writeCommandInfo(w *resp.Writer, c *Command) {
 	w.Set(0) // tips
 	writeKeySpecs(w, c)
 	subs := c.sortedSubs()
-	w.Array(len(subs))
+	if len(subs) == 0 {
+		w.Set(0) // Redis's reply: an empty set, but an array of subcommands
+	} else {
+		w.Array(len(subs))
+	}
 	for _, sub := range subs {
 		writeCommandInfo(w, sub)
 	}
@@ -239,12 +243,11 @@ func commandDocsCommand(x *Ctx) {
 func writeCommandDocs(w *resp.Writer, c *Command) {
 	subs := c.sortedSubs()
 	args := parseSyntax(c.Syntax)
-	n := 4
-	if len(subs) > 0 {
-		n++
-	}
-	if len(args) > 0 {
-		n++
+	n := 3
+	for _, has := range []bool{c.Complexity != "", len(args) > 0, len(subs) > 0} {
+		if has {
+			n++
+		}
 	}
 	w.Map(n)
 	w.BulkString("summary")
@@ -253,8 +256,10 @@ func writeCommandDocs(w *resp.Writer, c *Command) {
 	w.BulkString(c.Since)
 	w.BulkString("group")
 	w.BulkString(c.Group)
-	w.BulkString("complexity")
-	w.BulkString("")
+	if c.Complexity != "" { // Redis leaves out what a command's docs do not give
+		w.BulkString("complexity")
+		w.BulkString(c.Complexity)
+	}
 	if len(args) > 0 {
 		w.BulkString("arguments")
 		writeDocArgs(w, args)
