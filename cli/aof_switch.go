@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -72,21 +73,31 @@ func (l *aofLog) turningOn() bool { return l.gen.Load().turning != nil }
 // Append is server.Log's: called with the server's lock held.
 func (l *aofLog) Append(recs []server.Record) uint64 {
 	if g := l.gen.Load(); g.aof != nil { // the common case: no lock of ours
-		l.last = g.base + g.aof.Append(recs)
-		return l.last
+		return l.appendTo(g, recs)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	g := l.gen.Load() // it may have just become an AOF
 	switch {
 	case g.aof != nil:
-		l.last = g.base + g.aof.Append(recs)
+		return l.appendTo(g, recs)
 	case g.turning != nil:
 		g.turning.frames = append(g.turning.frames, cloneRecords(recs))
 		l.last++
 	default:
 		return 0 // off: nothing to wait for
 	}
+	return l.last
+}
+
+// appendTo appends recs to g's AOF. An AOF closed at shutdown answers
+// every later Append with the ticket that never becomes durable.
+func (l *aofLog) appendTo(g *logGen, recs []server.Record) uint64 {
+	seq := g.aof.Append(recs)
+	if seq == math.MaxUint64 {
+		return seq
+	}
+	l.last = g.base + seq
 	return l.last
 }
 
@@ -97,6 +108,8 @@ func (l *aofLog) Wait(ticket uint64) error {
 		switch {
 		case ticket <= g.base:
 			return l.settled(ticket)
+		case g.aof != nil && ticket == math.MaxUint64:
+			return g.aof.Wait(ticket)
 		case g.aof != nil:
 			return g.aof.Wait(ticket - g.base)
 		case g.turning != nil:
