@@ -1,10 +1,14 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // CONFIG SET appendonly yes turns the AOF on while the server runs, as in
@@ -148,5 +152,80 @@ func TestConfigRewriteWithoutFile(t *testing.T) {
 	r := StartServer(t).Raw(t).Do("CONFIG", "REWRITE")
 	if r.String() != `-"ERR The server is running without a config file"` {
 		t.Fatalf("CONFIG REWRITE = %s", r)
+	}
+}
+
+// Writers keep pushing while CONFIG SET appendonly yes writes the base:
+// after a kill -9, every push that was acknowledged, before the switch,
+// while the base was written, or after, is there.
+func TestConfigSetAppendonlyUnderLoad(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := StartServerIn(t, dir, "--appendonly", "no", "--save", "")
+	raw := s.Raw(t)
+	for i := range 20000 { // a base that takes a moment to write
+		raw.Do("RPUSH", "filler", strings.Repeat("x", 100), strconv.Itoa(i))
+	}
+	const writers = 4
+	stop := make(chan struct{})
+	acked := make([][]string, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q, err := dialQuiet(s.Addr)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer q.Conn.Close()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				v := fmt.Sprintf("w%d-%d", w, i)
+				if r, err := q.do("RPUSH", "q", v); err != nil || r.Type != ':' {
+					return
+				}
+				acked[w] = append(acked[w], v)
+			}
+		}()
+	}
+	waitForPushes(t, raw, 200)
+	if r := raw.Do("CONFIG", "SET", "appendonly", "yes"); r.String() != `+"OK"` {
+		t.Fatalf("CONFIG SET appendonly yes = %s", r)
+	}
+	waitInfo(t, raw, "persistence", "aof_rewrite_in_progress", "0")
+	before := raw.Do("LLEN", "q").Int
+	waitForPushes(t, raw, before+200)
+	close(stop)
+	wg.Wait()
+	s.Kill()
+
+	got := map[string]bool{}
+	for _, e := range StartServerIn(t, dir, "--save", "").Raw(t).Do("LRANGE", "q", "0", "-1").Elems {
+		got[e.Str] = true
+	}
+	for w := range writers {
+		for _, v := range acked[w] {
+			if !got[v] {
+				t.Fatalf("push %s was acknowledged, but is gone after kill -9 (%d pushes came back)", v, len(got))
+			}
+		}
+	}
+}
+
+// waitForPushes waits until the list q holds at least n elements.
+func waitForPushes(t *testing.T, raw *RawConn, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for raw.Do("LLEN", "q").Int < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the writers did not reach %d pushes", n)
+		}
+		time.Sleep(5 * time.Millisecond) // polling a counter others move
 	}
 }
