@@ -10,8 +10,11 @@ build:
 	$(GO) build -o $(BIN) .
 
 # Builds and starts a server on 127.0.0.1:6379 with data under ./data.
+# PORT=6380 picks another port; ARGS passes anything else to
+# `redstream server` (a config file, --directive value ...), e.g.
+#   make run ARGS='--port 6380 --appendfsync everysec'
 run: build
-	./$(BIN) server
+	./$(BIN) server$(if $(PORT), --port $(PORT))$(if $(ARGS), $(ARGS))
 
 # Every test: unit, fuzz seed corpora, black-box tests with real clients
 # (and side by side with redis-server when it is installed), under -race.

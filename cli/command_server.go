@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -70,7 +71,7 @@ func runServer(c *ucli.Context) (err error) {
 		return err
 	}
 	if err := srv.Listen(); err != nil {
-		return err
+		return explainListenError(err, cfg.Port)
 	}
 	defer srv.Close(context.Background()) // closes the listeners if the load fails
 	if err := dur.open(); err != nil {
@@ -87,6 +88,21 @@ func runServer(c *ucli.Context) (err error) {
 	}
 	logger.Info("ready to accept connections", "addr", strings.Join(addrs, ","))
 	return serveUntilStopped(srv, dur, logger)
+}
+
+// explainListenError adds to a bind failure how to choose another port,
+// and, on Redis's port, the likely culprit: a redis-server the system
+// runs as a service (Debian's starts one on 6379 when installed).
+func explainListenError(err error, port int) error {
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return err
+	}
+	hint := fmt.Sprintf("another process listens on port %d", port)
+	if port == 6379 {
+		hint += " (often a redis-server installed as a system service: " +
+			"`systemctl status redis-server` shows it, `sudo systemctl stop redis-server` stops it)"
+	}
+	return fmt.Errorf("%w\n  %s; to use another port: redstream server --port 6380 (or make run ARGS='--port 6380')", err, hint)
 }
 
 // serveUntilStopped serves until SIGTERM/SIGINT or a SHUTDOWN command,

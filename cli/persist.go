@@ -28,7 +28,7 @@ import (
 // before its own save, and none starts after it.
 type durability struct {
 	cfg    server.Config
-	aof    *persistence.AOF
+	wal    *aofLog // the server's Log: the AOF while appendonly is on
 	logger *slog.Logger
 	srv    *server.Server
 	// loadSignals hears SIGTERM and SIGINT while the data loads (nil
@@ -61,7 +61,7 @@ var errJobStopped = errors.New("stopped by the shutdown")
 
 // newDurability prepares the persistence layer; open opens its files.
 func newDurability(cfg server.Config, logger *slog.Logger) *durability {
-	return &durability{cfg: cfg, logger: logger, lastSaveOK: true, rewriteOK: true, lastRewriteSec: -1,
+	return &durability{cfg: cfg, wal: newAOFLog(nil), logger: logger, lastSaveOK: true, rewriteOK: true, lastRewriteSec: -1,
 		lastSaveSecs: -1, stopJobs: make(chan struct{})}
 }
 
@@ -73,28 +73,33 @@ func (d *durability) open() error {
 	if !d.cfg.AppendOnly {
 		return nil
 	}
-	policy, err := persistence.ParseFsyncPolicy(d.cfg.AppendFsync)
+	fsync, err := persistence.ParseFsyncPolicy(d.cfg.AppendFsync)
 	if err != nil {
 		return err
 	}
-	d.aof, err = persistence.OpenAOF(persistence.AOFOptions{
-		Dir:        filepath.Join(d.cfg.Dir, d.cfg.AppendDirName),
+	aof, err := d.openAOF(fsync)
+	if err == nil {
+		d.wal = newAOFLog(aof)
+	}
+	return err
+}
+
+// openAOF opens the AOF in the data directory.
+func (d *durability) openAOF(fsync persistence.FsyncPolicy) (*persistence.AOF, error) {
+	return persistence.OpenAOF(persistence.AOFOptions{
+		Dir:        d.aofDir(),
 		Name:       d.cfg.AppendFileName,
-		Fsync:      policy,
+		Fsync:      fsync,
 		Logger:     d.logger,
 		Truncate:   d.cfg.AOFLoadTruncated,
 		Quarantine: quarantineDir(d.cfg.Dir),
 	})
-	return err
 }
 
-// log is the server.Log to plug in (nil when there is none).
-func (d *durability) log() server.Log {
-	if d.aof == nil {
-		return nil
-	}
-	return d.aof
-}
+func (d *durability) aofDir() string { return filepath.Join(d.cfg.Dir, d.cfg.AppendDirName) }
+
+// log is the server.Log to plug in.
+func (d *durability) log() server.Log { return d.wal }
 
 func (d *durability) rdbPath() string { return filepath.Join(d.cfg.Dir, d.cfg.DBFilename) }
 
@@ -108,9 +113,9 @@ func (d *durability) load(srv *server.Server) error {
 	notifyLoadSignals(d.loadSignals)
 	defer signal.Stop(d.loadSignals)
 	d.removeStaleTemps()
-	if d.aof != nil {
+	if aof := d.wal.current(); aof != nil {
 		apply := applyFrame(srv)
-		if _, err := d.aof.Load(d.rdbLoader("AOF base"), func(recs []server.Record) error {
+		if _, err := aof.Load(d.rdbLoader("AOF base"), func(recs []server.Record) error {
 			if err := d.loadInterrupted(); err != nil {
 				return err
 			}
@@ -118,7 +123,7 @@ func (d *durability) load(srv *server.Server) error {
 		}); err != nil {
 			return err
 		}
-		return d.aof.Start()
+		return aof.Start()
 	}
 	f, err := os.Open(d.rdbPath())
 	if errors.Is(err, os.ErrNotExist) {
@@ -364,10 +369,14 @@ func (d *durability) saved(start time.Time, err error, background bool) {
 // BackgroundRewriteAOF freezes a snapshot and starts a new AOF increment
 // in one critical section, then writes the snapshot as the AOF's new base.
 func (d *durability) BackgroundRewriteAOF(freeze func(during func()) *server.Snapshot) error {
-	if d.aof == nil {
+	aof := d.wal.current()
+	if aof == nil {
+		if d.wal.turningOn() {
+			return server.ErrRewriteInProgress
+		}
 		return server.ErrAOFDisabled
 	}
-	if d.aof.Rewriting() {
+	if aof.Rewriting() {
 		return server.ErrRewriteInProgress
 	}
 	stop, err := d.startJob()
@@ -376,7 +385,7 @@ func (d *durability) BackgroundRewriteAOF(freeze func(during func()) *server.Sna
 	}
 	var seq int64
 	var rerr error
-	snap := freeze(func() { seq, rerr = d.aof.Rotate() })
+	snap := freeze(func() { seq, rerr = aof.Rotate() })
 	if rerr != nil {
 		d.jobs.Done()
 		if errors.Is(rerr, persistence.ErrRewriteInProgress) {
@@ -390,7 +399,7 @@ func (d *durability) BackgroundRewriteAOF(freeze func(during func()) *server.Sna
 		defer d.jobs.Done()
 		defer snap.Close() // a rewrite that stops early must release the writers
 		start := time.Now()
-		err := d.aof.FinishRewrite(seq, func(w io.Writer) error { return d.writeRDB(stoppableWriter{w, stop}, snap, true) })
+		err := aof.FinishRewrite(seq, func(w io.Writer) error { return d.writeRDB(stoppableWriter{w, stop}, snap, true) })
 		if errors.Is(err, errJobStopped) {
 			d.logger.Info("AOF rewrite stopped by the shutdown; the AOF stays as it was")
 			return
@@ -416,20 +425,17 @@ func (d *durability) Status() server.PersistStatus {
 	d.mu.Lock()
 	st := server.PersistStatus{Saving: d.saving, LastSave: d.lastSave, LastSaveOK: d.lastSaveOK, LastSaveTry: d.lastTry}
 	d.mu.Unlock()
-	if d.aof != nil {
-		st.AOFEnabled, st.Rewriting = true, d.aof.Rewriting()
-		st.AOFBase, st.AOFSize = d.aof.Sizes()
+	if aof := d.wal.current(); aof != nil {
+		st.AOFEnabled, st.Rewriting = true, aof.Rewriting()
+		st.AOFBase, st.AOFSize = aof.Sizes()
+	} else if d.wal.turningOn() {
+		st.AOFEnabled, st.Rewriting = true, true
 	}
 	return st
 }
 
 // close flushes and closes; call it after the server stopped appending.
-func (d *durability) close() error {
-	if d.aof == nil {
-		return nil
-	}
-	return d.aof.Close()
-}
+func (d *durability) close() error { return d.wal.close() }
 
 // info is INFO persistence's AOF and RDB part, with Redis's names.
 func (d *durability) info() []server.InfoField {
@@ -447,7 +453,7 @@ func (d *durability) info() []server.InfoField {
 		{Name: "rdb_last_bgsave_time_sec", Value: d.lastSaveSecs},
 		{Name: "rdb_current_bgsave_time_sec", Value: current},
 		{Name: "rdb_saves", Value: d.saves},
-		{Name: "aof_enabled", Value: boolInt(d.aof != nil)},
+		{Name: "aof_enabled", Value: boolInt(st.AOFEnabled)},
 		{Name: "aof_rewrite_in_progress", Value: boolInt(st.Rewriting)},
 		{Name: "aof_rewrite_scheduled", Value: 0},
 		{Name: "aof_last_rewrite_time_sec", Value: d.lastRewriteSec},
@@ -456,10 +462,11 @@ func (d *durability) info() []server.InfoField {
 		{Name: "aof_rewrites", Value: d.rewrites},
 	}
 	d.mu.Unlock()
-	if d.aof == nil {
-		return append(f, server.InfoField{Name: "aof_last_write_status", Value: "ok"})
+	aof := d.wal.current()
+	if aof == nil {
+		return append(f, server.InfoField{Name: "aof_last_write_status", Value: status[d.wal.Err() == nil]})
 	}
-	as := d.aof.Stats()
+	as := aof.Stats()
 	return append(f,
 		server.InfoField{Name: "aof_last_write_status", Value: status[as.LastWriteOK]},
 		server.InfoField{Name: "aof_current_size", Value: st.AOFSize},

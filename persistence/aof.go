@@ -72,8 +72,9 @@ var ErrClosed = errors.New("persistence: AOF is closed")
 // second under everysec — beside the writes, as Redis's background thread
 // does — and retries after errors.
 type AOF struct {
-	opt AOFOptions
-	fs  FS
+	opt   AOFOptions
+	fs    FS
+	fsync atomic.Int32 // the FsyncPolicy in force (SetFsync changes it)
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -165,6 +166,7 @@ func OpenAOF(opt AOFOptions) (*AOF, error) {
 	}
 	a := &AOF{opt: opt, fs: opt.FS, kick: make(chan struct{}, 1), arrived: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 	a.cond = sync.NewCond(&a.mu)
+	a.fsync.Store(int32(opt.Fsync))
 	a.stats.LastWriteOK = true
 	if err := mkdirDurable(a.fs, opt.Dir); err != nil {
 		return nil, fmt.Errorf("persistence: creating %s: %w", opt.Dir, err)
@@ -388,9 +390,55 @@ type waiter struct {
 
 var signalPool = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
 
+// policy is the appendfsync policy in force.
+func (a *AOF) policy() FsyncPolicy { return FsyncPolicy(a.fsync.Load()) }
+
+// SetFsync changes appendfsync while the AOF runs (CONFIG SET
+// appendfsync). It takes the lead, so that no round straddles the change.
+// Switching to always first fsyncs everything written: under always a
+// frame counts as durable only once fsync'd, and a round fsyncs only the
+// file it writes, so frames written under everysec or no would otherwise
+// never count. If that fsync fails, the policy stays as it was.
+func (a *AOF) SetFsync(p FsyncPolicy) error {
+	a.mu.Lock()
+	for a.leader {
+		a.cond.Wait()
+	}
+	if !a.open {
+		a.fsync.Store(int32(p))
+		a.mu.Unlock()
+		return nil
+	}
+	a.leader = true
+	written := a.written
+	a.mu.Unlock()
+	var err error
+	if p == FsyncAlways && a.policy() != FsyncAlways {
+		a.background.Wait() // the fsyncs of increments a rotation left behind
+		a.fileMu.RLock()
+		err = syncData(a.file)
+		a.fileMu.RUnlock()
+	}
+	a.mu.Lock()
+	if err == nil {
+		if p == FsyncAlways {
+			a.synced = max(a.synced, written)
+		}
+		a.fsync.Store(int32(p))
+	}
+	a.leader = false
+	a.publishDurable()
+	a.notify()
+	a.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("persistence: fsyncing the AOF before appendfsync always: %w", err)
+	}
+	return nil
+}
+
 // publishDurable publishes how far frames are durable. a.mu must be held.
 func (a *AOF) publishDurable() {
-	if a.opt.Fsync == FsyncAlways {
+	if a.policy() == FsyncAlways {
 		a.durableTo.Store(a.synced)
 	} else {
 		a.durableTo.Store(a.written)
@@ -400,7 +448,7 @@ func (a *AOF) publishDurable() {
 // done reports whether frame seq is durable under the policy. a.mu must
 // be held.
 func (a *AOF) done(seq uint64) bool {
-	if a.opt.Fsync == FsyncAlways {
+	if a.policy() == FsyncAlways {
 		return a.synced >= seq
 	}
 	return a.written >= seq
@@ -443,7 +491,7 @@ const maxLinger = time.Millisecond
 // client before its fsync. A lone client costs nothing: its next frame is
 // the one expected. a.mu must be held; it is released while waiting.
 func (a *AOF) linger() {
-	if a.opt.Fsync != FsyncAlways || a.appended >= a.expectUntil || len(a.rotations) > 0 {
+	if a.policy() != FsyncAlways || a.appended >= a.expectUntil || len(a.rotations) > 0 {
 		return
 	}
 	a.leader = true // nobody else starts the round meanwhile
@@ -536,7 +584,7 @@ const preallocChunk = 1 << 20
 // a chunk) delays only the leader's own reply. A failure (a full disk)
 // just stops it for this file.
 func (a *AOF) preallocate() {
-	if a.opt.Fsync != FsyncAlways || a.cannotFill || a.filledTo-a.size >= preallocChunk/2 {
+	if a.policy() != FsyncAlways || a.cannotFill || a.filledTo-a.size >= preallocChunk/2 {
 		return
 	}
 	from := max(a.filledTo, a.size)
@@ -602,7 +650,7 @@ func (a *AOF) writer() {
 			a.flushAll()
 		case <-tick.C:
 			a.flushAll() // frames nobody waits for, and retries after errors
-			if a.opt.Fsync == FsyncEverysec && time.Since(lastSync) >= time.Second {
+			if a.policy() == FsyncEverysec && time.Since(lastSync) >= time.Second {
 				a.syncWritten()
 				lastSync = time.Now()
 			}
@@ -648,7 +696,7 @@ func (a *AOF) flushOnce() bool {
 	began := time.Now()
 	n, err := a.file.WriteAt(buf, a.size) // at the end of the whole frames, whatever a failed write left
 	switch {
-	case err != nil || a.opt.Fsync != FsyncAlways:
+	case err != nil || a.policy() != FsyncAlways:
 	case holdP:
 		err = syncDataHoldingP(a.file)
 	default:
@@ -665,7 +713,7 @@ func (a *AOF) flushOnce() bool {
 	a.lastSync = took
 	a.expectUntil = a.appended + (upto - a.written) // as many as it released
 	a.written = upto
-	if a.opt.Fsync == FsyncAlways {
+	if a.policy() == FsyncAlways {
 		a.synced = upto
 	}
 	a.publishDurable()
@@ -748,7 +796,7 @@ func (a *AOF) syncWritten() {
 		a.opt.Logger.Warn("AOF fsync succeeded again; accepting writes")
 	}
 	a.syncErr = nil
-	a.synced = target
+	a.synced = max(a.synced, target) // SetFsync may have gone further meanwhile
 	a.publishDurable()
 	a.notify()
 }

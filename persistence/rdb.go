@@ -11,6 +11,9 @@ const (
 	// RDBVersion is the version Encoder writes: 10, what Redis 7.0
 	// writes and the newest it loads.
 	RDBVersion = 10
+	// RDBRedisVersion is the redis-ver field Encoder writes: the Redis
+	// release that writes RDBVersion (see server/version.go).
+	RDBRedisVersion = "7.0.0"
 	// MinRDBVersion and MaxRDBVersion bound what Decoder reads: Redis 6.0
 	// (9) to Redis 7.4 (12).
 	MinRDBVersion = 9

@@ -18,7 +18,6 @@ type EncodeOptions struct {
 	NoCompression bool // rdbcompression no: never LZF-compress strings
 	NoChecksum    bool // rdbchecksum no: store 0 as the checksum
 
-	RedisVersion     string    // the redis-ver aux field; "7.0.0" if empty
 	RedstreamVersion string    // the redstream-ver aux field; "dev" if empty
 	Ctime            time.Time // the ctime aux field; the current time if zero
 	UsedMem          int64     // the used-mem aux field
@@ -55,9 +54,6 @@ func NewEncoder(w io.Writer, opt *EncodeOptions) *Encoder {
 	e := &Encoder{db: -1}
 	if opt != nil {
 		e.opt = *opt
-	}
-	if e.opt.RedisVersion == "" {
-		e.opt.RedisVersion = "7.0.0"
 	}
 	if e.opt.RedstreamVersion == "" {
 		e.opt.RedstreamVersion = "dev"
@@ -98,7 +94,7 @@ func (e *Encoder) header() {
 	if e.opt.AOFBase {
 		aofBase = "1"
 	}
-	e.aux("redis-ver", e.opt.RedisVersion)
+	e.aux("redis-ver", RDBRedisVersion)
 	e.aux("redis-bits", strconv.Itoa(strconv.IntSize))
 	e.aux("ctime", strconv.FormatInt(ctime.Unix(), 10))
 	e.aux("used-mem", strconv.FormatInt(e.opt.UsedMem, 10))

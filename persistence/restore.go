@@ -55,6 +55,24 @@ func Restore(src string, opt RestoreOptions) error {
 	return installAOFBase(fs, content, opt)
 }
 
+// InstallAOFBase starts a new AOF in opt.AOFDir whose base is what
+// writeBase writes (an RDB): the base, one empty increment, and a
+// manifest listing them, written in that order, so a crash at any point
+// leaves the old AOF or the whole new one. What the old AOF held goes to
+// opt.Quarantine, nothing is deleted. The caller must hold the data
+// directory's lock; the AOF is then opened with OpenAOF. This is how
+// CONFIG SET appendonly yes turns the AOF on.
+func InstallAOFBase(opt RestoreOptions, writeBase func(w io.Writer) error) error {
+	fs := opt.FS
+	if fs == nil {
+		fs = OSFS{}
+	}
+	if err := mkdirDurable(fs, opt.Dir); err != nil {
+		return err
+	}
+	return installAOFBase(fs, writeBase, opt)
+}
+
 // installAOFBase makes content the base of a new AOF in opt.AOFDir, numbered
 // after every file there, then moves what the old manifest listed (and
 // the old manifest's copy) into quarantine.

@@ -45,6 +45,17 @@ type Persister interface {
 	// AbortShutdown allows background saves and rewrites again, after a
 	// SHUTDOWN whose save failed.
 	AbortShutdown()
+	// StartAOF turns the AOF on (CONFIG SET appendonly yes) with
+	// appendfsync policy: it freezes a snapshot with freeze and writes it
+	// in the background as the new AOF's base, as a rewrite does; writes
+	// are logged from the freeze on, and acknowledged once the AOF holds
+	// them.
+	StartAOF(policy string, freeze func(during func()) *Snapshot) error
+	// StopAOF turns the AOF off (CONFIG SET appendonly no), once what it
+	// holds is durable.
+	StopAOF() error
+	// SetAppendFsync changes the running AOF's appendfsync policy.
+	SetAppendFsync(policy string) error
 }
 
 // PersistStatus is the state of saves and AOF rewrites.
@@ -63,6 +74,34 @@ var (
 	ErrRewriteInProgress = errors.New("Background append only file rewriting already in progress")
 	ErrAOFDisabled       = errors.New("AOF is disabled (appendonly no)")
 )
+
+// applyAOFConfig turns the AOF on or off and changes its fsync policy
+// as next asks, for CONFIG SET. It returns the directive that could not
+// be applied, and why. Lock should be held.
+func (s *Server) applyAOFConfig(next *Config) (string, error) {
+	cur, p := &s.cfg, s.persist
+	if next.AppendOnly == cur.AppendOnly && (next.AppendFsync == cur.AppendFsync || !cur.AppendOnly) {
+		return "", nil
+	}
+	if p == nil {
+		return "appendonly", errors.New("no persistence configured")
+	}
+	switch {
+	case next.AppendOnly && !cur.AppendOnly:
+		if s.persistBusy(p.Status()) {
+			return "appendonly", errors.New("a background save or AOF rewrite is in progress; try again once it is done")
+		}
+		err := p.StartAOF(next.AppendFsync, s.FreezeLocked)
+		if err != nil && s.snap != nil {
+			s.snap.closeLocked() // frozen for an AOF that did not start
+		}
+		return "appendonly", err
+	case !next.AppendOnly:
+		return "appendonly", p.StopAOF()
+	default:
+		return "appendfsync", p.SetAppendFsync(next.AppendFsync)
+	}
+}
 
 func saveCommand(x *Ctx) {
 	p := x.s.persist

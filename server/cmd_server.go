@@ -30,6 +30,8 @@ var serverSpecs = []spec{
 		syntax: "parameter [parameter ...]", summary: "Returns the effective values of configuration parameters.", run: configGetCommand},
 	{name: "config|set", arity: -4, flags: "admin noscript loading stale", group: "server", since: "2.0.0",
 		syntax: "parameter value [parameter value ...]", summary: "Sets configuration parameters in-flight.", run: configSetCommand},
+	{name: "config|rewrite", arity: 2, flags: "admin noscript loading stale", group: "server", since: "2.8.0",
+		summary: "Persists the effective configuration to file.", run: configRewriteCommand},
 	{name: "config|resetstat", arity: 2, flags: "admin noscript loading stale", group: "server", since: "2.0.0",
 		summary: "Resets the server's statistics.", run: configResetstatCommand},
 	{name: "config|help", arity: 2, flags: "loading stale", group: "server", since: "5.0.0",
@@ -119,7 +121,11 @@ func writeCommandInfo(w *resp.Writer, c *Command) {
 	w.Set(0) // tips
 	writeKeySpecs(w, c)
 	subs := c.sortedSubs()
-	w.Array(len(subs))
+	if len(subs) == 0 {
+		w.Set(0) // Redis's reply: an empty set, but an array of subcommands
+	} else {
+		w.Array(len(subs))
+	}
 	for _, sub := range subs {
 		writeCommandInfo(w, sub)
 	}
@@ -237,12 +243,11 @@ func commandDocsCommand(x *Ctx) {
 func writeCommandDocs(w *resp.Writer, c *Command) {
 	subs := c.sortedSubs()
 	args := parseSyntax(c.Syntax)
-	n := 4
-	if len(subs) > 0 {
-		n++
-	}
-	if len(args) > 0 {
-		n++
+	n := 3
+	for _, has := range []bool{c.Complexity != "", len(args) > 0, len(subs) > 0} {
+		if has {
+			n++
+		}
 	}
 	w.Map(n)
 	w.BulkString("summary")
@@ -251,8 +256,10 @@ func writeCommandDocs(w *resp.Writer, c *Command) {
 	w.BulkString(c.Since)
 	w.BulkString("group")
 	w.BulkString(c.Group)
-	w.BulkString("complexity")
-	w.BulkString("")
+	if c.Complexity != "" { // Redis leaves out what a command's docs do not give
+		w.BulkString("complexity")
+		w.BulkString(c.Complexity)
+	}
 	if len(args) > 0 {
 		w.BulkString("arguments")
 		writeDocArgs(w, args)
@@ -418,6 +425,10 @@ func configSetCommand(x *Ctx) {
 			return
 		}
 	}
+	if name, err := x.s.applyAOFConfig(&next); err != nil {
+		x.error(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, err))
+		return
+	}
 	x.s.cfg = next
 	x.s.applyConfig()
 	x.w.OK()
@@ -433,6 +444,7 @@ func configHelpCommand(x *Ctx) {
 		"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
 		"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
 		"RESETSTAT", "    Reset statistics reported by the INFO command.",
+		"REWRITE", "    Rewrite the configuration file.",
 	})
 }
 

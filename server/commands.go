@@ -78,6 +78,7 @@ type Command struct {
 	Group      string              // docs group: "list", "string", "generic", ...
 	Since      string              // Redis version that introduced it
 	Summary    string              // one line, for COMMAND DOCS and the README
+	Complexity string              // COMMAND DOCS's complexity (complexity.go)
 	Syntax     string              // arguments after the name
 	Run        func(*Ctx)          // the handler; nil for containers
 	Sub        map[string]*Command // subcommands of a container (CLIENT, CONFIG)
@@ -168,6 +169,7 @@ func (sp spec) command() *Command {
 		Name: sp.name, Arity: sp.arity, Flags: parseFlags(sp.flags),
 		First: sp.first, Last: sp.last, Step: sp.step,
 		Group: sp.group, Since: sp.since, Syntax: sp.syntax, Summary: sp.summary, Run: sp.run,
+		Complexity: complexities[sp.name],
 	}
 }
 

@@ -112,7 +112,7 @@ type param struct {
 }
 
 var params = []param{
-	intParam("port", false, 0, 65535, func(c *Config) *int { return &c.Port }),
+	portParam(),
 	{name: "bind", mutable: false, multi: true,
 		get: func(c *Config) string { return strings.Join(c.Bind, " ") },
 		set: func(c *Config, v []string) error {
@@ -153,8 +153,8 @@ var params = []param{
 	memParam("maxmemory", true, 0, func(c *Config) *int64 { return &c.MaxMemory }),
 	enumParam("maxmemory-policy", true, []string{"noeviction"}, func(c *Config) *string { return &c.MaxMemoryPolicy }),
 	boolParam("latency-tracking", true, func(c *Config) *bool { return &c.LatencyTracking }),
-	boolParam("appendonly", false, func(c *Config) *bool { return &c.AppendOnly }),
-	enumParam("appendfsync", false, []string{"always", "everysec", "no"}, func(c *Config) *string { return &c.AppendFsync }),
+	boolParam("appendonly", true, func(c *Config) *bool { return &c.AppendOnly }),
+	enumParam("appendfsync", true, []string{"always", "everysec", "no"}, func(c *Config) *string { return &c.AppendFsync }),
 	fileName("appenddirname", "dirname", func(c *Config) *string { return &c.AppendDirName }),
 	fileName("appendfilename", "filename", func(c *Config) *string { return &c.AppendFileName }),
 	boolParam("aof-load-truncated", true, func(c *Config) *bool { return &c.AOFLoadTruncated }),
@@ -208,6 +208,25 @@ func (c *Config) Get(name string) (string, bool) {
 		return "", false
 	}
 	return p.get(c), true
+}
+
+// PortRandom is the Port of "port random": listen on a free port the
+// system picks (for tests; Redis has no such value). Port 0 turns TCP
+// off, as in Redis.
+const PortRandom = -1
+
+// portParam is port: 0..65535 as in Redis, or "random" (PortRandom).
+func portParam() param {
+	p := intParam("port", false, 0, 65535, func(c *Config) *int { return &c.Port })
+	set := p.set
+	p.set = func(c *Config, v []string) error {
+		if strings.EqualFold(v[0], "random") {
+			c.Port = PortRandom
+			return nil
+		}
+		return set(c, v)
+	}
+	return p
 }
 
 func withAlias(p param, alias string) param { p.alias = alias; return p }

@@ -28,6 +28,7 @@ var cfgSetCases = []cfgSetCase{
 	{name: "port", args: cfgArgs("65535"), get: "65535"},
 	{name: "port", args: cfgArgs("65536"), bad: true, errText: "argument must be between 0 and 65535 inclusive"},
 	{name: "port", args: cfgArgs("-1"), bad: true, errText: "argument must be between 0 and 65535 inclusive"},
+	{name: "port", args: cfgArgs("random"), get: "-1"}, // PortRandom until Listen picks one
 	{name: "port", args: cfgArgs("http"), bad: true, errText: "argument couldn't be parsed into an integer"},
 	// bind: any number of words, in one argument or several.
 	{name: "bind", args: cfgArgs("10.0.0.1"), get: "10.0.0.1"},

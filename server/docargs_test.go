@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -49,4 +50,38 @@ func TestParseSyntax(t *testing.T) {
 		}
 	}
 	_ = fmt.Sprint
+}
+
+// redis_version reports the Redis release whose commands we follow: the
+// newest that introduced a command in the table (server/version.go).
+func TestRedisVersionIsNewestCommand(t *testing.T) {
+	newest := "0.0.0"
+	for _, c := range commandTable() {
+		for _, cc := range append([]*Command{c}, c.sortedSubs()...) {
+			if compareVersions(cc.Since, newest) > 0 {
+				newest = cc.Since
+			}
+		}
+	}
+	if newest != RedisVersion {
+		t.Fatalf("RedisVersion is %s, but the newest command is from %s", RedisVersion, newest)
+	}
+}
+
+// compareVersions compares dotted version numbers part by part.
+func compareVersions(a, b string) int {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := range max(len(pa), len(pb)) {
+		var x, y int
+		if i < len(pa) {
+			x, _ = strconv.Atoi(pa[i])
+		}
+		if i < len(pb) {
+			y, _ = strconv.Atoi(pb[i])
+		}
+		if x != y {
+			return x - y
+		}
+	}
+	return 0
 }

@@ -15,7 +15,7 @@ import (
 // real socket (a net.Pipe has no raw descriptor).
 func tcpServer(t *testing.T, s *Server) string {
 	t.Helper()
-	s.cfg.Port, s.cfg.Bind = 0, []string{"127.0.0.1"}
+	s.cfg.Port, s.cfg.Bind = PortRandom, []string{"127.0.0.1"}
 	if err := s.Listen(); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,13 +18,6 @@ import (
 
 	"github.com/redstream/redstream/resp"
 )
-
-// Version is redstream's own version, printed in the banner and INFO.
-var Version = "0.1.0"
-
-// RedisVersion is the Redis version whose behaviour redstream offers.
-// Clients read it from HELLO and INFO to decide which commands to use.
-const RedisVersion = "7.4.0"
 
 // Options are the parts cli plugs in; all are optional.
 type Options struct {
@@ -168,21 +162,12 @@ func (s *Server) applyConfig() {
 
 // Listen opens the configured TCP and unix listeners. A bind address
 // prefixed with '-' is skipped when it cannot be bound (e.g. no IPv6).
+// Port 0 opens no TCP listener (Redis's way to serve a unix socket
+// only); PortRandom takes a free port, the same for every address.
 func (s *Server) Listen() error {
-	for _, addr := range s.cfg.Bind {
-		optional := strings.HasPrefix(addr, "-")
-		addr = strings.TrimPrefix(addr, "-")
-		ln, err := net.Listen("tcp", net.JoinHostPort(addr, fmt.Sprint(s.cfg.Port)))
-		if err != nil {
-			if optional {
-				continue
-			}
-			s.closeListeners()
-			return fmt.Errorf("server: listen on %s:%d: %w", addr, s.cfg.Port, err)
-		}
-		s.listeners = append(s.listeners, ln)
-		if s.cfg.Port == 0 {
-			s.cfg.Port = ln.Addr().(*net.TCPAddr).Port // the other addresses share it
+	if s.cfg.Port != 0 {
+		if err := s.listenTCP(); err != nil {
+			return err
 		}
 	}
 	if s.cfg.UnixSocket != "" {
@@ -196,7 +181,33 @@ func (s *Server) Listen() error {
 		s.listeners = append(s.listeners, ln)
 	}
 	if len(s.listeners) == 0 {
-		return errors.New("server: no address to listen on (bind and unixsocket are both empty)")
+		return ErrNoListener
+	}
+	return nil
+}
+
+// ErrNoListener means the configuration opens no listener at all: port 0
+// (or no bind address) and no unixsocket.
+var ErrNoListener = errors.New("server: configured to not listen anywhere (port is 0 or bind is empty, and unixsocket is not set)")
+
+// listenTCP opens a listener on every bind address.
+func (s *Server) listenTCP() error {
+	for _, addr := range s.cfg.Bind {
+		optional := strings.HasPrefix(addr, "-")
+		addr = strings.TrimPrefix(addr, "-")
+		port := max(s.cfg.Port, 0) // PortRandom: the system picks
+		ln, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
+		if err != nil {
+			if optional {
+				continue
+			}
+			s.closeListeners()
+			return fmt.Errorf("server: listen on %s:%d: %w", addr, port, err)
+		}
+		s.listeners = append(s.listeners, ln)
+		if s.cfg.Port == PortRandom {
+			s.cfg.Port = ln.Addr().(*net.TCPAddr).Port // the other addresses share it
+		}
 	}
 	return nil
 }

@@ -41,8 +41,11 @@ func (p *callsPersister) Status() PersistStatus {
 		Saving: p.saving, Rewriting: p.rewriting}
 }
 
-func (p *callsPersister) BeginShutdown() { p.calls = append(p.calls, "BeginShutdown") }
-func (p *callsPersister) AbortShutdown() { p.calls = append(p.calls, "AbortShutdown") }
+func (p *callsPersister) StartAOF(string, func(func()) *Snapshot) error { return nil }
+func (p *callsPersister) StopAOF() error                                { return nil }
+func (p *callsPersister) SetAppendFsync(string) error                   { return nil }
+func (p *callsPersister) BeginShutdown()                                { p.calls = append(p.calls, "BeginShutdown") }
+func (p *callsPersister) AbortShutdown()                                { p.calls = append(p.calls, "AbortShutdown") }
 
 // TestShutdownStopsBackgroundPersistence is issue 11 §4: the shutdown
 // stops background jobs before its save, and nothing starts one after it

@@ -356,11 +356,11 @@ func TestDataSafetySecondServerRefused(t *testing.T) {
 	w := dsStartWriter(t, a.Addr, "q", "w")
 	w.waitAcked(t, 20)
 
-	second := dsTryStart(t, "", "server", "--port", "0", "--dir", dir)
+	second := dsTryStart(t, "", "server", "--port", "random", "--dir", dir)
 	dsExpectRefused(t, "a second server on the same dir", second, "in use", holder)
 
 	logfile := filepath.Join(t.TempDir(), "second.log")
-	withLog := dsTryStart(t, logfile, "server", "--port", "0", "--dir", dir, "--logfile", logfile)
+	withLog := dsTryStart(t, logfile, "server", "--port", "random", "--dir", dir, "--logfile", logfile)
 	dsExpectRefused(t, "a second server with --logfile", withLog)
 	logged, err := os.ReadFile(logfile)
 	if err != nil {
@@ -582,7 +582,7 @@ func TestDataSafetyBadManifestRefused(t *testing.T) {
 				c.change(t, aofDir)
 			}
 			before := dsFiles(t, aofDir)
-			att := dsTryStart(t, "", append([]string{"server", "--port", "0", "--dir", dir, "--save", ""}, c.args...)...)
+			att := dsTryStart(t, "", append([]string{"server", "--port", "random", "--dir", dir, "--save", ""}, c.args...)...)
 			dsExpectRefused(t, "a start on a bad manifest", att, "manifest", "redstream aof check")
 			if diff := dsDiffFiles(before, dsFiles(t, aofDir)); diff != "" {
 				t.Errorf("the start changed the AOF directory: %s", diff)
@@ -688,7 +688,7 @@ func TestDataSafetyMidFileDamage(t *testing.T) {
 		if err := os.WriteFile(path, bad, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		att := dsTryStart(t, "", "server", "--port", "0", "--dir", dir, "--save", "")
+		att := dsTryStart(t, "", "server", "--port", "random", "--dir", dir, "--save", "")
 		dsExpectRefused(t, "a start on damage in the middle", att, "offset", "aof check")
 		if got, _ := os.ReadFile(path); !bytes.Equal(got, bad) {
 			t.Errorf("the refused start changed %s: %d bytes, was %d", incr, len(got), len(bad))

@@ -71,7 +71,7 @@ var readyLine = regexp.MustCompile(`ready to accept connections"? addr=tcp://([^
 func StartServer(t testing.TB, args ...string) *Server {
 	t.Helper()
 	dir := t.TempDir()
-	full := append([]string{"server", "--port", "0", "--dir", dir}, args...)
+	full := append([]string{"server", "--port", "random", "--dir", dir}, args...)
 	return startProcess(t, dir, full)
 }
 
@@ -80,7 +80,7 @@ func StartServer(t testing.TB, args ...string) *Server {
 // left.
 func StartServerIn(t testing.TB, dir string, args ...string) *Server {
 	t.Helper()
-	full := append([]string{"server", "--port", "0", "--dir", dir}, args...)
+	full := append([]string{"server", "--port", "random", "--dir", dir}, args...)
 	return startProcess(t, dir, full)
 }
 
@@ -92,7 +92,7 @@ func StartServerWithConfig(t testing.TB, conf string, args ...string) *Server {
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	full := append([]string{"server", path, "--port", "0", "--dir", dir}, args...)
+	full := append([]string{"server", path, "--port", "random", "--dir", dir}, args...)
 	return startProcess(t, dir, full)
 }
 

@@ -205,7 +205,7 @@ func TestPersistTornAOF(t *testing.T) {
 	data, _ = os.ReadFile(incr)
 	data[len(data)/2] ^= 0x20
 	os.WriteFile(incr, data, 0o644)
-	out, err := exec.Command(binary, "server", "--port", "0", "--dir", dir).CombinedOutput()
+	out, err := exec.Command(binary, "server", "--port", "random", "--dir", dir).CombinedOutput()
 	if err == nil {
 		t.Fatalf("the server started on a corrupt AOF:\n%s", out)
 	}
@@ -320,7 +320,7 @@ func TestPersistCorruptRDB(t *testing.T) {
 	}
 	data[len(data)-12] ^= 0x01 // a byte inside the last value, before the checksum
 	os.WriteFile(path, data, 0o644)
-	out, err := exec.Command(binary, "server", "--port", "0", "--dir", dir, "--appendonly", "no").CombinedOutput()
+	out, err := exec.Command(binary, "server", "--port", "random", "--dir", dir, "--appendonly", "no").CombinedOutput()
 	if err == nil {
 		t.Fatalf("the server started on a damaged dump.rdb:\n%s", out)
 	}

@@ -725,10 +725,10 @@ func TestServerConfigFile(t *testing.T) {
 // before the file.
 func TestServerConfigFileFlagsFirst(t *testing.T) {
 	dir, path := bbConfFile(t, bbConfText)
-	first := startProcess(t, dir, []string{"server", "--port", "0", "--dir", dir, path})
+	first := startProcess(t, dir, []string{"server", "--port", "random", "--dir", dir, path})
 	bbCheckConfigured(t, first, "77")
 	first.Stop() // one server per data directory
-	bbCheckConfigured(t, startProcess(t, dir, []string{"server", "--port", "0", "--dir", dir, "--maxclients", "88", path}), "88")
+	bbCheckConfigured(t, startProcess(t, dir, []string{"server", "--port", "random", "--dir", dir, "--maxclients", "88", path}), "88")
 }
 
 // bbRunBinary runs the redstream binary to completion and returns its
@@ -761,7 +761,7 @@ func TestServerConfigFileErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, path := bbConfFile(t, tc.conf)
-			code, out := bbRunBinary(t, "server", "--port", "0", "--dir", dir, path)
+			code, out := bbRunBinary(t, "server", "--port", "random", "--dir", dir, path)
 			if code == 0 {
 				t.Fatalf("redstream started with a bad config file (exit 0):\n%s", out)
 			}
@@ -774,7 +774,7 @@ func TestServerConfigFileErrors(t *testing.T) {
 		})
 	}
 	// A config file that does not exist is an error too.
-	code, out := bbRunBinary(t, "server", "--port", "0", filepath.Join(t.TempDir(), "missing.conf"))
+	code, out := bbRunBinary(t, "server", "--port", "random", filepath.Join(t.TempDir(), "missing.conf"))
 	if code == 0 || !strings.Contains(out, "missing.conf") {
 		t.Errorf("missing config file: exit %d, output:\n%s", code, out)
 	}

@@ -1,0 +1,60 @@
+package persistence
+
+import (
+	"slices"
+	"testing"
+)
+
+// Switching appendfsync to always at run time makes what was written
+// under no durable at once (a power cut right after loses nothing), and
+// every frame after the switch is acknowledged only once fsync'd.
+func TestAOFSetFsyncToAlways(t *testing.T) {
+	mem := newMemFS()
+	mem.mkdirDurable(fDataDir)
+	a := startTestAOF(t, mem, FsyncNo)
+	defer a.Close()
+	var want []int
+	for i := range 5 {
+		if err := a.Wait(a.Append(qrec(i))); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, i)
+	}
+	if err := a.SetFsync(FsyncAlways); err != nil {
+		t.Fatal(err)
+	}
+	if got := powerCutRecords(t, mem); !slices.Equal(got, want) {
+		t.Fatalf("after switching to always, a power cut keeps %v, want %v", got, want)
+	}
+	for i := 5; i < 8; i++ {
+		if err := a.Wait(a.Append(qrec(i))); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, i)
+		if got := powerCutRecords(t, mem); !slices.Equal(got, want) {
+			t.Fatalf("record %d acknowledged under always, but a power cut keeps %v", i, got)
+		}
+	}
+	// And back: under everysec a reply no longer waits for an fsync.
+	if err := a.SetFsync(FsyncEverysec); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Wait(a.Append(qrec(8))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// powerCutRecords loads the records a power cut now would leave.
+func powerCutRecords(t *testing.T, mem *memFS) []int {
+	t.Helper()
+	img := mem.crash(crashPower)
+	a, err := OpenAOF(testAOFOptions(img, FsyncAlways, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	if _, err := a.Load(nil, applyTestRecord(&got)); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
