@@ -79,7 +79,7 @@ does, the writer stores a string of at most 11 bytes that is the
 canonical decimal form of a 32-bit integer as that integer, and (with
 compression on) a string over 20 bytes as LZF when that saves at least
 four bytes: the marker 0xC3, the compressed length, the original length,
-the compressed bytes (see CompressLZF).
+the compressed bytes (see package lzf).
 
 # Value layouts
 

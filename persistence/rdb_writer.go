@@ -4,6 +4,15 @@ import (
 	"bufio"
 	"encoding/binary"
 	"io"
+
+	"github.com/redstream/redstream/lzf"
+)
+
+// Redis's rule for RDB strings: LZF is tried on strings over 20 bytes and
+// kept when it saves at least 4.
+const (
+	lzfMinLen  = 21
+	lzfMinSave = 4
 )
 
 // rdbWriter is the encoder's byte sink: it buffers, counts, keeps the
@@ -96,7 +105,7 @@ func (w *rdbWriter) lzf(s []byte) bool {
 		w.lzfBuf = make([]byte, limit)
 	}
 	out := w.lzfBuf[:limit]
-	n := CompressLZF(out, s)
+	n := lzf.Compress(out, s)
 	if n == 0 {
 		return false
 	}
