@@ -82,6 +82,15 @@ func (w *rdbWriter) str(s []byte) {
 	w.raw(s)
 }
 
+// lzfStr writes the LZF data z, which expands to size bytes, as an LZF
+// string.
+func (w *rdbWriter) lzfStr(z []byte, size int) {
+	w.u8(lenEncVal<<6 | encLZF)
+	w.length(uint64(len(z)))
+	w.length(uint64(size))
+	w.raw(z)
+}
+
 // intStr writes v in the smallest integer string encoding.
 func (w *rdbWriter) intStr(v int64) {
 	b := w.scratch[:0]
@@ -109,10 +118,7 @@ func (w *rdbWriter) lzf(s []byte) bool {
 	if n == 0 {
 		return false
 	}
-	w.u8(lenEncVal<<6 | encLZF)
-	w.length(uint64(n))
-	w.length(uint64(len(s)))
-	w.raw(out[:n])
+	w.lzfStr(out[:n], len(s))
 	if cap(w.lzfBuf) > 4<<20 { // do not keep a huge buffer for one value
 		w.lzfBuf = nil
 	}
