@@ -7,22 +7,11 @@ import (
 	"github.com/redstream/redstream/lzf"
 )
 
-// Node compression, Redis's list-compress-depth. With a depth d > 0, the
-// d nodes at each end of a list stay raw, since pushes and pops work
-// there, and every node further in is kept LZF-compressed when that pays:
-// when the listpack has at least minCompressBytes and compression saves
-// more than minCompressGain bytes (Redis's MIN_COMPRESS_BYTES and
-// MIN_COMPRESS_IMPROVE). A compressed node keeps its listpack's 4-byte
-// total in front of the LZF data (see "Compressed nodes" in the package
-// documentation), so its size is known without decompressing it.
-//
-// The list keeps this state after every change, as Redis does, at the
-// cost of a few nodes per change: a node added or removed shifts which
-// nodes are within the depth, and settle then decompresses those that
-// came within it and compresses the one just inside each boundary. A
-// change in the middle (an insert, a replace, a removal) decompresses
-// the nodes it works on (open) and compresses them again afterwards.
-// Reads decompress a node into a scratch buffer and change nothing.
+// Node compression, Redis's list-compress-depth: see "Compressed nodes"
+// in the package documentation. The thresholds are Redis's
+// MIN_COMPRESS_BYTES and MIN_COMPRESS_IMPROVE: a node is compressed only
+// if its listpack has at least minCompressBytes and compression makes it
+// more than minCompressGain bytes shorter.
 const (
 	minCompressBytes = 48
 	minCompressGain  = 8
