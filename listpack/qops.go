@@ -127,12 +127,12 @@ func (q *Quicklist) popAt(k, off int, dst []byte) []byte {
 // its only entry is dropped as it is: there is no point cloning the bytes
 // of a node a snapshot still sees (a large value's, say) only to empty it.
 func (q *Quicklist) deleteEntry(k, off int) {
-	nd := q.open(k)
-	if nd.count == 1 {
+	if q.nodes.at(k).count == 1 {
 		q.count--
 		q.dropNode(k)
 		return
 	}
+	nd := q.open(k)
 	q.own(nd)
 	nd.lp = nd.lp.Delete(off)
 	nd.count--
