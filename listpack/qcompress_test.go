@@ -108,7 +108,7 @@ func TestCompressedQueueRecyclesNodes(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	allocs := float64(after.Mallocs-before.Mallocs) / ops
 	t.Logf("%.4f allocations per push and pop", allocs)
-	if allocs > 0.05 { // one compressed node per 75 elements
+	if !raceEnabled && allocs > 0.05 { // one compressed node per 75 elements
 		t.Fatalf("compressed queue steady state allocates %v per op", allocs)
 	}
 }

@@ -378,8 +378,8 @@ func TestQuicklistModelCompressed(t *testing.T) {
 				q.SetCompressDepth(depth)
 				var m modelList
 				steps := 3000
-				if testing.Short() {
-					steps = 600
+				if testing.Short() || raceEnabled {
+					steps = 800
 				}
 				compressed := 0
 				for s := range steps {

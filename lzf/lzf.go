@@ -282,12 +282,10 @@ func lzfCopyRef(dst, src []byte, ip, op, ctrl int) (int, int, error) {
 	if ref < 0 {
 		return ip, op, fmt.Errorf("%w: reference %d bytes back at output byte %d", ErrCorrupt, op-ref, op)
 	}
-	if op-ref >= l {
-		copy(dst[op:op+l], dst[ref:ref+l])
-	} else {
-		for i := range l { // byte by byte: the copy reads its own output
-			dst[op+i] = dst[ref+i]
-		}
+	// The copy may read its own output (a run repeating the last op-ref
+	// bytes): copy what is already there, which doubles each time.
+	for n := 0; n < l; {
+		n += copy(dst[op+n:op+l], dst[ref:op+n])
 	}
 	return ip, op + l, nil
 }
