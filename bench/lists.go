@@ -9,41 +9,55 @@ import (
 )
 
 // ListRows are the issue's list measurements: LPUSH and RPOP throughput
-// with 50 clients, unpipelined and pipelined 16; a BRPOP work queue's
-// throughput and push-to-pop latency; memory per element of a 1,000,000
-// element list of 16-byte values.
+// with 50 clients, unpipelined and pipelined 16, also with compressed
+// nodes (list-compress-depth 1), which must not slow the ends down; a
+// BRPOP work queue's throughput and push-to-pop latency; memory per
+// element of a 1,000,000 element list of 16-byte values, and of a
+// 10,000,000 element list of 100-byte repetitive values at depth 0 and 1.
 func ListRows(scale float64) []Row {
 	n := func(base int) int { return max(int(float64(base)*scale), 1000) }
 	return []Row{
-		pushPopRow("LPUSH", 50, 1, n(500_000)),
-		pushPopRow("RPOP", 50, 1, n(500_000)),
-		pushPopRow("LPUSH", 50, 16, n(4_000_000)),
-		pushPopRow("RPOP", 50, 16, n(4_000_000)),
+		pushPopRow("LPUSH", 50, 1, n(500_000), 0),
+		pushPopRow("RPOP", 50, 1, n(500_000), 0),
+		pushPopRow("LPUSH", 50, 16, n(4_000_000), 0),
+		pushPopRow("RPOP", 50, 16, n(4_000_000), 0),
+		pushPopRow("LPUSH", 50, 1, n(500_000), 1),
+		pushPopRow("RPOP", 50, 1, n(500_000), 1),
+		pushPopRow("LPUSH", 50, 16, n(4_000_000), 1),
+		pushPopRow("RPOP", 50, 16, n(4_000_000), 1),
 		queueThroughputRow(10, 40, n(400_000)),
 		queueLatencyRow(20, 20_000, n(200_000)),
 		listMemoryRow(n(1_000_000)),
+		compressedMemoryRow(n(10_000_000), 0),
+		compressedMemoryRow(n(10_000_000), 1),
 	}
 }
 
-func pushPopRow(verb string, clients, pipeline, total int) Row {
+// depthConfig is the row config for a list-compress-depth (none for 0,
+// the default, so that such rows share the running servers).
+func depthConfig(depth int) []string {
+	if depth == 0 {
+		return nil
+	}
+	return []string{"--list-compress-depth", strconv.Itoa(depth)}
+}
+
+func pushPopRow(verb string, clients, pipeline, total, depth int) Row {
 	name := fmt.Sprintf("%s, %d clients", verb, clients)
 	if pipeline > 1 {
 		name += fmt.Sprintf(", pipeline %d", pipeline)
 	}
+	if depth > 0 {
+		name += fmt.Sprintf(", compress depth %d", depth)
+	}
 	return Row{
-		Group: "lists",
+		Group:  "lists",
+		Config: depthConfig(depth),
 		Metrics: []Metric{{Name: name, Unit: "ops/s", Higher: true, Target: 0.9}, // issue 12 §5
 			{Name: name + ", server CPU per op", Unit: "µs", Target: 1.1}},
 		Run: func(t *Target) ([]float64, error) {
 			if verb == "RPOP" { // something to pop for every request
-				err := fill(t.Addr, total/100+1, func(i int) []byte {
-					args := []string{"LPUSH", "bench:list"}
-					for j := range 100 {
-						args = append(args, value16(i*100+j))
-					}
-					return Encode(args...)
-				})
-				if err != nil {
+				if err := fillList(t, "LPUSH", "bench:list", total+100, value16); err != nil {
 					return nil, err
 				}
 			}
@@ -167,6 +181,60 @@ func consume(c *Conn, left *atomic.Int64, record func(time.Duration)) error {
 	return nil
 }
 
+// compressedMemoryRow fills a fresh server at list-compress-depth depth
+// with one list of n 100-byte values, alike as a backlog of jobs is, and
+// reports the growth of used_memory per element, and MEMORY USAGE of the
+// list per element (exact on both servers, where used_memory also counts
+// what the Go heap has not collected yet).
+func compressedMemoryRow(n, depth int) Row {
+	name := fmt.Sprintf("memory per element, %d x 100-byte repetitive list, compress depth %d", n, depth)
+	return Row{
+		Group:  "lists",
+		Fresh:  true,
+		Config: depthConfig(depth),
+		Rounds: 1, // a gigabyte a server: once is enough
+		Metrics: []Metric{{Name: name + ", used_memory", Unit: "B/elem", Target: 1.5},
+			{Name: name + ", MEMORY USAGE", Unit: "B/elem", Target: 1.5}},
+		Run: func(t *Target) ([]float64, error) {
+			before, err := infoInt(t, "memory", "used_memory")
+			if err != nil {
+				return nil, err
+			}
+			if err := fillList(t, "RPUSH", "bench:backlog", n, jobValue); err != nil {
+				return nil, err
+			}
+			after, err := infoInt(t, "memory", "used_memory")
+			if err != nil {
+				return nil, err
+			}
+			r, err := t.Do("MEMORY", "USAGE", "bench:backlog", "SAMPLES", "0")
+			if err != nil {
+				return nil, err
+			}
+			per := float64(n)
+			return []float64{float64(after-before) / per, float64(r.Int) / per}, nil
+		},
+	}
+}
+
+// fillList pushes value(0) to value(n-1) onto key with verb (LPUSH or
+// RPUSH), 100 values a command (n is rounded down to a multiple of 100).
+func fillList(t *Target, verb, key string, n int, value func(int) string) error {
+	return fill(t.Addr, n/100, func(i int) []byte {
+		args := []string{verb, key}
+		for j := range 100 {
+			args = append(args, value(i*100+j))
+		}
+		return Encode(args...)
+	})
+}
+
+// jobValue is a 100-byte value that differs from its neighbours only in
+// its number, like the jobs of a queue.
+func jobValue(i int) string {
+	return fmt.Sprintf("job:%010d:%-85.85s", i, `{"queue":"default","class":"ReportJob","args":[42],"retry":3}`)
+}
+
 // listMemoryRow fills a fresh server with n 16-byte elements in one list.
 func listMemoryRow(n int) Row {
 	return Row{
@@ -175,13 +243,7 @@ func listMemoryRow(n int) Row {
 		Metrics: []Metric{{Name: fmt.Sprintf("memory per element, %d x 16-byte list", n), Unit: "B/elem", Target: 1.5}},
 		Run: func(t *Target) ([]float64, error) {
 			per, err := rssPerElement(t, n, func() error {
-				return fill(t.Addr, n/100, func(i int) []byte {
-					args := []string{"RPUSH", "bench:mem"}
-					for j := range 100 {
-						args = append(args, value16(i*100+j))
-					}
-					return Encode(args...)
-				})
+				return fillList(t, "RPUSH", "bench:mem", n, value16)
 			})
 			return []float64{per}, err
 		},

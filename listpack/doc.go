@@ -85,19 +85,23 @@ runs writes 0x85, and so do we), and the integer 1000 as C3 E8 02.
 # Quicklist layout
 
 A Quicklist is an array of nodes, each a listpack plus its element count
-(and a generation, for snapshots: see below):
+(and a generation, for snapshots: see below). With a compression depth
+(list-compress-depth, here 1), inner nodes hold their listpack
+LZF-compressed:
 
 	Quicklist
 	+-------------------+
 	| nodes ------------+--> [ free | node 0 | node 1 | ... | node n | free ]
-	| count, fill       |             |
-	| spare, epoch      |             v
-	+-------------------+      +-----------+-------+-----+
-	                           | lp []byte | count | gen |  32 bytes
-	                           +-----------+-------+-----+
-	                                 |
-	                                 v
-	                           [ total | count | entries... | FF ]
+	| count, fill       |             |          |
+	| spare, epoch,     |             |          +--------------------+
+	| depth             |             v                               v
+	+-------------------+      +-----------+-------+-----+     +-----------+-------+-----+
+	                           | lp []byte | count | gen |     | lp []byte | count | gen |
+	                           +-----------+-------+-----+     +-----------+-------+-----+
+	                             32 bytes  |                         |
+	                                       v                         v
+	                   [ total | count | entries... | FF ]     [ total | LZF data ]
+	                     raw node (head, tail: within depth)     compressed inner node
 
 The node array keeps free slots at both ends so pushing and popping nodes
 at the head or tail is O(1) amortized. The fill setting is Redis's
@@ -123,6 +127,38 @@ quicklist (a new head or tail node of a multi-node list gets its whole
 budget at once, a list's only node grows in 1.5x steps), and an emptied
 node is kept as a spare for the next new node, so a list used as a queue
 produces almost no garbage.
+
+# Compressed nodes
+
+With a depth d > 0, the d nodes at each end of a list stay raw, since
+pushes and pops work there, and every node further in is kept
+LZF-compressed (package lzf, the compressor Redis uses) when its
+listpack has at least 48 bytes and compression makes it more than 8
+bytes shorter, Redis's MIN_COMPRESS_BYTES and MIN_COMPRESS_IMPROVE. A
+compressed node keeps the listpack's 4-byte total in front of the LZF
+data. A listpack's total always equals its length, and a compressed node
+is shorter than the total it records, so the first four bytes tell the
+two apart, give the node's size for the fill checks without
+decompressing it, and need no room in the 32-byte node header.
+
+The rule holds after every operation, at the cost of a few nodes per
+operation, as in Redis: when a node is added or removed at an end, the
+nodes that came within the depth are decompressed and the node just
+inside each boundary is compressed; a change in the middle (LINSERT,
+LSET, LREM, LTRIM) decompresses the nodes it works on into buffers of
+the live list's own and compresses them again afterwards. Reads (LINDEX,
+LRANGE, iteration, a snapshot's writer) decompress a node into a pooled
+scratch buffer and change nothing, so views and concurrent readers are
+unaffected. A compressed node's bytes are never changed in place, so
+compression adds nothing to copy-on-write: a view keeps the bytes it
+saw, and the live list gets new ones. An RDB writer stores a compressed
+node as the LZF string it already is (Quicklist.StoredNodes), as Redis
+does, whose bytes are then Redis's own for the same commands.
+
+A list's depth is set by SetCompressDepth, which the server calls when
+it creates or loads a list and while a list is one bare listpack:
+Redis fixes the depth when it builds a list's nodes, so CONFIG SET does
+not recompress existing long lists.
 
 # Snapshots
 

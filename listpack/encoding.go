@@ -33,7 +33,7 @@ func (q *Quicklist) beforeAdd(addBytes, addCount int) {
 	}
 	sz := emptySize
 	if q.nodes.len() > 0 {
-		sz = len(q.nodes.at(0).lp)
+		sz = q.nodes.at(0).size()
 	}
 	if q.exceeds(sz+addBytes, q.count+addCount) {
 		q.packed = false
@@ -62,7 +62,7 @@ func (q *Quicklist) afterRemove(shrinking bool) {
 	if shrinking {
 		szLim, cntLim = szLim/2, cntLim/2
 	}
-	if nd := q.nodes.at(0); len(nd.lp) <= szLim && int(nd.count) <= cntLim {
+	if nd := q.nodes.at(0); nd.size() <= szLim && int(nd.count) <= cntLim {
 		q.packed = true
 		q.spare = nil
 	}

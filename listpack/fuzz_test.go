@@ -138,8 +138,9 @@ func runListpackProg(t *testing.T, p *prog) {
 }
 
 // runQuicklistProg applies a program to a Quicklist and a model slice.
-func runQuicklistProg(t *testing.T, p *prog, fill int) {
+func runQuicklistProg(t *testing.T, p *prog, fill, depth int) {
 	q, m := NewQuicklist(fill), modelList(nil)
+	q.SetCompressDepth(depth)
 	for steps := 0; !p.done() && steps < 64; steps++ {
 		n := len(m)
 		switch p.byte() % 8 {
@@ -200,9 +201,13 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add(bytes.Repeat([]byte{1, 3, 0x10, 0x10, 4, 0x81, 4, 7, 0xFE, 3}, 8), int8(-5))
 	f.Fuzz(func(t *testing.T, data []byte, fill int8) {
 		runListpackProg(t, &prog{b: data})
-		runQuicklistProg(t, &prog{b: data}, int(fill)%16-5)
+		runQuicklistProg(t, &prog{b: data}, int(fill)%16-5, fuzzDepth(fill))
 	})
 }
+
+// fuzzDepth draws a compression depth, 0 to 3, from the top bits of the
+// fuzzer's fill byte (the fill uses the low ones).
+func fuzzDepth(fill int8) int { return int(uint8(fill) >> 6) }
 
 // validateSeeds are listpacks, good and damaged, for FuzzValidate.
 func validateSeeds() [][]byte {

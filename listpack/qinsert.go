@@ -13,6 +13,8 @@ func (q *Quicklist) Insert(i int, v []byte) bool {
 	if ok {
 		q.beforeAdd(len(v), 1)
 		q.insertAt(i, v, false)
+		k, _ := q.locate(i)
+		q.settleAround(k)
 	}
 	return ok
 }
@@ -27,6 +29,8 @@ func (q *Quicklist) InsertAfter(i int, v []byte) bool {
 	if ok {
 		q.beforeAdd(len(v), 1)
 		q.insertAt(i, v, true)
+		k, _ := q.locate(i + 1)
+		q.settleAround(k)
 	}
 	return ok
 }
@@ -62,7 +66,7 @@ func (q *Quicklist) insertAt(i int, v []byte, after bool) {
 
 // insertInNode inserts v into node k beside its element local.
 func (q *Quicklist) insertInNode(k, local int, v []byte, after bool) {
-	nd := q.nodes.at(k)
+	nd := q.open(k)
 	off := nd.lp.Seek(local)
 	if after {
 		off = nd.lp.entryEnd(off)
@@ -125,7 +129,7 @@ func (q *Quicklist) splitInsert(k, local int, v []byte, after bool) {
 // cutTail moves the elements of node k from position at onwards into a
 // new node (with room for extra more bytes) and returns it.
 func (q *Quicklist) cutTail(k, at, extra int) qnode {
-	nd := q.nodes.at(k)
+	nd := q.open(k)
 	q.own(nd)
 	off := nd.lp.Seek(at)
 	nn := q.fromEntries(nd.lp[off:len(nd.lp)-1], int(nd.count)-at, extra)
@@ -138,7 +142,7 @@ func (q *Quicklist) cutTail(k, at, extra int) qnode {
 // cutHead moves the elements of node k before position at into a new node
 // (with room for extra more bytes) and returns it.
 func (q *Quicklist) cutHead(k, at, extra int) qnode {
-	nd := q.nodes.at(k)
+	nd := q.open(k)
 	q.own(nd)
 	off := nd.lp.Seek(at)
 	nn := q.fromEntries(nd.lp[hdrSize:off], at, extra)
@@ -185,7 +189,7 @@ func (q *Quicklist) mergeAround(c int) int {
 // node's bytes are written (ensureRoom makes them private first), and node
 // k takes them over with their ownership.
 func (q *Quicklist) merge(k int) {
-	a, b := q.nodes.at(k), q.nodes.at(k+1)
+	a, b := q.open(k), q.open(k+1)
 	if a.count >= b.count {
 		q.ensureRoom(a, len(b.lp)-emptySize)
 		a.lp = Concat(a.lp, b.lp)

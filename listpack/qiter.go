@@ -19,16 +19,18 @@ func (q *Quicklist) Range(start, stop int, fn func(v []byte) bool) {
 	}
 	k, local := q.locate(start)
 	scratch := make([]byte, 0, IntBufLen)
-	for n := stop - start + 1; n > 0; k++ {
-		lp := q.nodes.at(k).lp
-		for off := lp.Seek(local); off >= 0 && n > 0; off = lp.Next(off) {
-			if !fn(lp.Get(off, scratch)) {
-				return
+	withBuf(func(buf *[]byte) {
+		for n := stop - start + 1; n > 0; k++ {
+			lp := read(q.nodes.at(k), buf)
+			for off := lp.Seek(local); off >= 0 && n > 0; off = lp.Next(off) {
+				if !fn(lp.Get(off, scratch)) {
+					return
+				}
+				n--
 			}
-			n--
+			local = 0
 		}
-		local = 0
-	}
+	})
 }
 
 // Iter calls fn for every element with its index from the head (even
@@ -36,23 +38,36 @@ func (q *Quicklist) Range(start, stop int, fn func(v []byte) bool) {
 // reverse is set, until fn returns false. LPOS, LINSERT's pivot search and
 // similar scans use it. v is valid only during the call.
 func (q *Quicklist) Iter(reverse bool, fn func(i int, v []byte) bool) {
-	scratch := make([]byte, 0, IntBufLen)
-	if !reverse {
-		i := 0
-		for k := range q.nodes.len() {
-			lp := q.nodes.at(k).lp
-			for off := lp.First(); off >= 0; off = lp.Next(off) {
-				if !fn(i, lp.Get(off, scratch)) {
-					return
-				}
-				i++
-			}
+	withBuf(func(buf *[]byte) {
+		if reverse {
+			q.iterBackward(buf, fn)
+		} else {
+			q.iterForward(buf, fn)
 		}
-		return
+	})
+}
+
+// iterForward is Iter from the head, reading compressed nodes into buf.
+func (q *Quicklist) iterForward(buf *[]byte, fn func(i int, v []byte) bool) {
+	scratch := make([]byte, 0, IntBufLen)
+	i := 0
+	for k := range q.nodes.len() {
+		lp := read(q.nodes.at(k), buf)
+		for off := lp.First(); off >= 0; off = lp.Next(off) {
+			if !fn(i, lp.Get(off, scratch)) {
+				return
+			}
+			i++
+		}
 	}
+}
+
+// iterBackward is Iter from the tail.
+func (q *Quicklist) iterBackward(buf *[]byte, fn func(i int, v []byte) bool) {
+	scratch := make([]byte, 0, IntBufLen)
 	i := q.count - 1
 	for k := q.nodes.len() - 1; k >= 0; k-- {
-		lp := q.nodes.at(k).lp
+		lp := read(q.nodes.at(k), buf)
 		for off := lp.Last(); off >= 0; off = lp.Prev(off) {
 			if !fn(i, lp.Get(off, scratch)) {
 				return
@@ -83,6 +98,7 @@ func (q *Quicklist) RemoveValue(v []byte, count int) int {
 		removed = q.removeForward(m, limit)
 	}
 	if removed > 0 {
+		q.settle(0, -1) // nodes may have gone from the ends
 		q.afterRemove(true)
 	}
 	return removed
@@ -92,7 +108,11 @@ func (q *Quicklist) RemoveValue(v []byte, count int) int {
 func (q *Quicklist) removeForward(m matcher, limit int) int {
 	removed := 0
 	for k := 0; k < q.nodes.len() && removed < limit; {
-		nd, before := q.nodes.at(k), removed
+		if !q.mayMatch(k, m) {
+			k++
+			continue
+		}
+		nd, before := q.open(k), removed
 		for off := nd.lp.First(); off >= 0 && removed < limit; {
 			if !m.match(nd.lp, off) {
 				off = nd.lp.Next(off)
@@ -105,6 +125,7 @@ func (q *Quicklist) removeForward(m matcher, limit int) int {
 			off = nd.lp.at(off) // the next entry slid into off
 		}
 		if removed == before || !q.afterDelete(k, true) {
+			q.reclose(k, removed != before)
 			k++
 		}
 	}
@@ -116,7 +137,10 @@ func (q *Quicklist) removeForward(m matcher, limit int) int {
 func (q *Quicklist) removeBackward(m matcher, limit int) int {
 	removed := 0
 	for k := q.nodes.len() - 1; k >= 0 && removed < limit; k-- {
-		nd, before := q.nodes.at(k), removed
+		if !q.mayMatch(k, m) {
+			continue
+		}
+		nd, before := q.open(k), removed
 		for off := nd.lp.Last(); off >= 0 && removed < limit; {
 			prev := nd.lp.Prev(off) // unaffected by deleting at off
 			if m.match(nd.lp, off) {
@@ -127,12 +151,39 @@ func (q *Quicklist) removeBackward(m matcher, limit int) int {
 			}
 			off = prev
 		}
-		if removed != before {
-			q.afterDelete(k, true)
+		if removed == before || !q.afterDelete(k, true) {
+			q.reclose(k, removed != before)
 		}
 	}
 	q.count -= removed
 	return removed
+}
+
+// mayMatch reports whether node k may hold an entry m matches: a raw node
+// is simply searched by the caller, a compressed one is read first so
+// that it is opened (and compressed again) only if it has a match.
+func (q *Quicklist) mayMatch(k int, m matcher) bool {
+	nd := q.nodes.at(k)
+	if !nd.compressed() {
+		return true
+	}
+	found := false
+	withBuf(func(buf *[]byte) {
+		lp := read(nd, buf)
+		for off := lp.First(); off >= 0 && !found; off = lp.Next(off) {
+			found = m.match(lp, off)
+		}
+	})
+	return found
+}
+
+// reclose compresses node k again, if it lies beyond the depth, after a
+// change opened it. A node left unchanged is left alone: it is raw
+// because compressing it did not pay.
+func (q *Quicklist) reclose(k int, changed bool) {
+	if changed && q.inner(k) {
+		q.compress(q.nodes.at(k))
+	}
 }
 
 // matcher compares entries with one value, parsing the value once: an
@@ -179,6 +230,7 @@ func (q *Quicklist) DeleteRange(start, n int) int {
 			q.nodes.remove(k)
 			continue
 		}
+		nd = q.open(k)
 		q.own(nd)
 		nd.lp = nd.lp.DeleteRange(nd.lp.Seek(local), take)
 		nd.count -= uint32(take)
@@ -189,6 +241,7 @@ func (q *Quicklist) DeleteRange(start, n int) int {
 	if q.nodes.len() < 2 {
 		q.spare = nil
 	}
+	q.settle(k-2, k)
 	return n
 }
 
@@ -196,11 +249,13 @@ func (q *Quicklist) DeleteRange(start, n int) int {
 // false. The RDB writer emits these bytes verbatim. fn must not modify or
 // keep the slice.
 func (q *Quicklist) Nodes(fn func(lp Listpack) bool) {
-	for k := range q.nodes.len() {
-		if !fn(q.nodes.at(k).lp) {
-			return
+	withBuf(func(buf *[]byte) {
+		for k := range q.nodes.len() {
+			if !fn(read(q.nodes.at(k), buf)) {
+				return
+			}
 		}
-	}
+	})
 }
 
 // QuicklistFromNodes builds a list from listpacks read from an RDB file,

@@ -42,7 +42,7 @@ func (q *Quicklist) edgeBudget(nb *qnode) int {
 	if q.fill < 0 {
 		return q.byteLimit()
 	}
-	return min(len(nb.lp)+len(nb.lp)/8, sizeSafetyLimit)
+	return min(nb.size()+nb.size()/8, sizeSafetyLimit)
 }
 
 // newNode returns a node holding just v. If nb is not nil the node is
@@ -83,11 +83,21 @@ func (q *Quicklist) dropNode(k int) {
 	nd := q.nodes.at(k)
 	lp, owned := nd.lp, q.owns(nd)
 	q.nodes.remove(k)
-	lim := q.byteLimit()
-	switch c := cap(lp); {
+	switch {
 	case q.nodes.len() < 2:
 		q.spare = nil
-	case owned && c >= lim/2 && c <= lim+lim/2 && c > cap(q.spare):
+	case owned:
+		q.offerSpare(lp)
+	}
+	q.settle(0, -1) // a node within the depth may have moved in
+}
+
+// offerSpare keeps lp, a buffer the live list owns and no node uses any
+// more, as the spare if it has about a node's budget and more than the
+// spare has now.
+func (q *Quicklist) offerSpare(lp Listpack) {
+	lim := q.byteLimit()
+	if c := cap(lp); c >= lim/2 && c <= lim+lim/2 && c > cap(q.spare) {
 		q.spare = lp[:0] // not a large value's buffer, which may be huge
 	}
 }

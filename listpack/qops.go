@@ -38,7 +38,7 @@ func totalLen(vs [][]byte) int {
 // new head node.
 func (q *Quicklist) pushHead(v []byte) {
 	if q.nodes.len() > 0 {
-		if h := q.nodes.at(0); q.packed || q.allowInsert(h, len(v)) {
+		if h := q.open(0); q.packed || q.allowInsert(h, len(v)) {
 			q.ensureRoom(h, entrySize(v))
 			h.lp = h.lp.Prepend(v)
 			h.count++
@@ -52,7 +52,7 @@ func (q *Quicklist) pushHead(v []byte) {
 // pushTail adds v after the last element, like pushHead.
 func (q *Quicklist) pushTail(v []byte) {
 	if n := q.nodes.len(); n > 0 {
-		if t := q.nodes.at(n - 1); q.packed || q.allowInsert(t, len(v)) {
+		if t := q.open(n - 1); q.packed || q.allowInsert(t, len(v)) {
 			q.ensureRoom(t, entrySize(v))
 			t.lp = t.lp.Append(v)
 			t.count++
@@ -82,6 +82,7 @@ func (q *Quicklist) addEdgeNode(k int, v []byte) {
 	}
 	q.nodes.insert(k, q.newNode(v, nb))
 	q.count++
+	q.settle(0, -1) // the old edge node may now lie beyond the depth
 }
 
 // PopHead removes the first element and returns a copy of it (LPOP).
@@ -110,14 +111,14 @@ func (q *Quicklist) PopTailAppend(dst []byte) ([]byte, bool) {
 		return dst, false
 	}
 	k := q.nodes.len() - 1
-	dst = q.popAt(k, q.nodes.at(k).lp.Last(), dst)
+	dst = q.popAt(k, q.open(k).lp.Last(), dst)
 	q.afterRemove(true)
 	return dst, true
 }
 
 // popAt appends the entry at offset off of node k to dst and deletes it.
 func (q *Quicklist) popAt(k, off int, dst []byte) []byte {
-	dst = q.nodes.at(k).lp.AppendValue(dst, off)
+	dst = q.open(k).lp.AppendValue(dst, off)
 	q.deleteEntry(k, off)
 	return dst
 }
@@ -126,12 +127,12 @@ func (q *Quicklist) popAt(k, off int, dst []byte) []byte {
 // its only entry is dropped as it is: there is no point cloning the bytes
 // of a node a snapshot still sees (a large value's, say) only to empty it.
 func (q *Quicklist) deleteEntry(k, off int) {
-	nd := q.nodes.at(k)
-	if nd.count == 1 {
+	if q.nodes.at(k).count == 1 {
 		q.count--
 		q.dropNode(k)
 		return
 	}
+	nd := q.open(k)
 	q.own(nd)
 	nd.lp = nd.lp.Delete(off)
 	nd.count--
@@ -179,12 +180,17 @@ func (q *Quicklist) Index(i int) ([]byte, bool) {
 		return nil, false
 	}
 	k, local := q.locate(i)
-	lp := q.nodes.at(k).lp
-	s, n, isStr := decodeAt(lp, lp.Seek(local))
-	if isStr {
-		return append(make([]byte, 0, len(s)), s...), true
-	}
-	return strconv.AppendInt(nil, n, 10), true
+	var v []byte
+	withBuf(func(buf *[]byte) {
+		lp := read(q.nodes.at(k), buf)
+		s, n, isStr := decodeAt(lp, lp.Seek(local))
+		if isStr {
+			v = append(make([]byte, 0, len(s)), s...)
+		} else {
+			v = strconv.AppendInt(nil, n, 10)
+		}
+	})
+	return v, true
 }
 
 // Set replaces element i with a copy of v (LSET); negative i counts from
@@ -204,6 +210,8 @@ func (q *Quicklist) Set(i int, v []byte) bool {
 		return false
 	}
 	q.set(i, v)
+	k, _ := q.locate(i)
+	q.settleAround(k)
 	q.afterRemove(true)
 	return true
 }
@@ -211,7 +219,7 @@ func (q *Quicklist) Set(i int, v []byte) bool {
 // set is Set for an index known to be in range, after the encoding check.
 func (q *Quicklist) set(i int, v []byte) {
 	k, local := q.locate(i)
-	nd := q.nodes.at(k)
+	nd := q.open(k)
 	large, plain := q.isLarge(len(v)), q.isPlain(nd)
 	switch {
 	case q.packed || large == plain:
@@ -241,7 +249,7 @@ func (q *Quicklist) replaceWithLarge(k, local int, v []byte) {
 		q.nodes.remove(k)
 		return
 	}
-	nd := q.nodes.at(k)
+	nd := q.open(k)
 	q.own(nd)
 	nd.lp = nd.lp.Delete(nd.lp.Last())
 	nd.count--

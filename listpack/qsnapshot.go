@@ -39,7 +39,7 @@ func (q *Quicklist) Snapshot() *Quicklist {
 		q.gen = 0
 	}
 	q.gen++
-	return &Quicklist{count: q.count, fill: q.fill, packed: q.packed, frozen: true, nodes: q.nodes.share()}
+	return &Quicklist{count: q.count, fill: q.fill, depth: q.depth, packed: q.packed, frozen: true, nodes: q.nodes.share()}
 }
 
 // ReadOnly reports whether q is a view made by Snapshot.

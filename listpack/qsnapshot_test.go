@@ -145,7 +145,10 @@ func checkOwnership(t *testing.T, q *Quicklist, views []*frozenView) {
 type seenBytes map[uintptr]bool
 
 func (s seenBytes) add(v *Quicklist) {
-	v.Nodes(func(lp Listpack) bool { lo, _ := span(lp); s[lo] = true; return true })
+	for k := range v.nodes.len() {
+		lo, _ := span(v.nodes.peek(k).lp) // as stored: compressed or not
+		s[lo] = true
+	}
 }
 
 // checkNoNeedlessClone verifies the other half of copy-on-write: a live
@@ -171,6 +174,7 @@ func TestSnapshotModel(t *testing.T) {
 		t.Run(fmt.Sprintf("fill=%d", fill), func(t *testing.T) {
 			r := rand.New(rand.NewSource(int64(fill) + 2024))
 			q := NewQuicklist(fill)
+			q.SetCompressDepth(int(uint(fill+5) % 3)) // 0, 1 or 2
 			// Start near the top of the epoch counter so that runs cover
 			// its wrap-around as well as ordinary epochs.
 			q.gen = math.MaxUint32 - 25
@@ -426,6 +430,7 @@ func TestSnapshotQueueSpare(t *testing.T) {
 func TestSnapshotConcurrentReaders(t *testing.T) {
 	r := rand.New(rand.NewSource(99))
 	q := NewQuicklist(-1) // 4 KiB nodes: many of them, and splits
+	q.SetCompressDepth(1) // views read compressed nodes while q compresses its own
 	var m modelList
 	buf := make([]byte, 0, 32)
 	for i := range 8000 {
@@ -534,13 +539,14 @@ func FuzzSnapshot(f *testing.F) {
 	f.Add(bytes.Repeat([]byte{0, 4, 1, 1, 8, 4, 2, 3, 2, 0, 5, 6, 1, 2, 9, 3, 7, 1, 2}, 10), int8(-1))
 	f.Add(bytes.Repeat([]byte{1, 3, 0x10, 0x10, 8, 4, 0x81, 4, 7, 0xFE, 3, 6, 0, 1, 0}, 8), int8(3))
 	f.Fuzz(func(t *testing.T, data []byte, fill int8) {
-		runSnapshotProg(t, &prog{b: data}, int(fill)%16-5)
+		runSnapshotProg(t, &prog{b: data}, int(fill)%16-5, fuzzDepth(fill))
 	})
 }
 
 // runSnapshotProg is runQuicklistProg with snapshots and fill changes.
-func runSnapshotProg(t *testing.T, p *prog, fill int) {
+func runSnapshotProg(t *testing.T, p *prog, fill, depth int) {
 	q, m := NewQuicklist(fill), modelList(nil)
+	q.SetCompressDepth(depth)
 	var views []*frozenView
 	for s := 0; !p.done() && s < 64; s++ {
 		n := len(m)
@@ -603,7 +609,11 @@ func runSnapshotProg(t *testing.T, p *prog, fill int) {
 				views = views[1:]
 			}
 		case 9:
-			q.SetFill(int(int8(p.byte()))%16 - 5)
+			if b := p.byte(); b&0x80 != 0 {
+				q.SetCompressDepth(int(b & 3))
+			} else {
+				q.SetFill(int(int8(b<<1))%16 - 5)
+			}
 		}
 		checkQuicklist(t, q, m)
 		checkOwnership(t, q, views)

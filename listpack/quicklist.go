@@ -53,6 +53,7 @@ type Quicklist struct {
 	gen    uint32   // snapshot epoch: nodes stamped with it are private to this list
 	packed bool     // in Redis's "listpack" encoding; see Encoding
 	frozen bool     // a read-only view made by Snapshot
+	depth  uint16   // list-compress-depth; see qcompress.go
 }
 
 // NewQuicklist returns an empty list whose nodes follow fill, a
@@ -84,7 +85,8 @@ func (q *Quicklist) Len() int { return q.count }
 func (q *Quicklist) NodeCount() int { return q.nodes.len() }
 
 // Bytes estimates the memory the list holds, for MEMORY USAGE: the
-// listpacks' allocated capacity, the node array and the struct itself.
+// listpacks' allocated capacity (a compressed node's compressed bytes),
+// the node array and the struct itself.
 func (q *Quicklist) Bytes() int {
 	n := int(unsafe.Sizeof(*q)) + cap(q.nodes.buf)*int(unsafe.Sizeof(qnode{})) + cap(q.spare)
 	for k := range q.nodes.len() {
@@ -139,21 +141,22 @@ func (q *Quicklist) allowInsert(nd *qnode, sz int) bool {
 	if q.isLarge(sz) {
 		return false
 	}
-	return !q.exceeds(len(nd.lp)+sz+entryOverhead, int(nd.count)+1)
+	return !q.exceeds(nd.size()+sz+entryOverhead, int(nd.count)+1)
 }
 
 // allowMerge reports whether nodes a and b fit in one node. The merged
 // listpack loses one header and one terminator (7 bytes).
 func (q *Quicklist) allowMerge(a, b *qnode) bool {
-	return !q.exceeds(len(a.lp)+len(b.lp)-emptySize, int(a.count+b.count))
+	return !q.exceeds(a.size()+b.size()-emptySize, int(a.count+b.count))
 }
 
 // isPlain reports whether nd holds a single large string, which Redis
 // would have kept as a plain node.
 func (q *Quicklist) isPlain(nd *qnode) bool {
-	if nd.count != 1 {
+	if nd.count != 1 || nd.size() <= q.byteLimit() { // the value is smaller still
 		return false
 	}
-	_, ok := q.PlainValue(nd.lp)
+	var ok bool
+	withBuf(func(buf *[]byte) { _, ok = q.PlainValue(read(nd, buf)) })
 	return ok
 }

@@ -51,11 +51,16 @@ func (q *Quicklist) check() error {
 	total := 0
 	for k := range q.nodes.len() {
 		nd := q.nodes.peek(k)
-		if err := Validate(nd.lp, true); err != nil {
+		var buf []byte
+		lp := read(nd, &buf)
+		if err := Validate(lp, true); err != nil {
 			return fmt.Errorf("node %d: %w", k, err)
 		}
-		if nd.count == 0 || int(nd.count) != nd.lp.Len() {
-			return fmt.Errorf("node %d: count %d, listpack has %d", k, nd.count, nd.lp.Len())
+		if nd.count == 0 || int(nd.count) != lp.Len() {
+			return fmt.Errorf("node %d: count %d, listpack has %d", k, nd.count, lp.Len())
+		}
+		if err := q.checkCompression(k, nd); err != nil {
+			return err
 		}
 		total += int(nd.count)
 	}
@@ -73,14 +78,39 @@ func (q *Quicklist) check() error {
 	return nil
 }
 
+// checkCompression verifies the depth rule for node k: raw within the
+// depth of either end, and beyond it compressed unless compressing does
+// not pay.
+func (q *Quicklist) checkCompression(k int, nd *qnode) error {
+	if !q.inner(k) {
+		if nd.compressed() {
+			return fmt.Errorf("node %d of %d is compressed within depth %d", k, q.nodes.len(), q.depth)
+		}
+		return nil
+	}
+	if nd.compressed() {
+		return nil
+	}
+	trial := *q // compress a copy of the node in a copy of the list
+	copyNode := qnode{lp: slices.Clone(nd.lp), count: nd.count}
+	trial.spare = nil
+	trial.compress(&copyNode)
+	if copyNode.compressed() {
+		return fmt.Errorf("node %d of %d (%d bytes) is raw beyond depth %d, yet compresses to %d", k, q.nodes.len(), len(nd.lp), q.depth, len(copyNode.lp))
+	}
+	return nil
+}
+
 // checkLargeAlone verifies that every value too large to share a node has
 // a node to itself (only meaningful while the fill has not changed).
 func checkLargeAlone(t *testing.T, q *Quicklist) {
 	t.Helper()
 	for k := range q.nodes.len() {
 		nd := q.nodes.peek(k)
-		for off := nd.lp.First(); off >= 0; off = nd.lp.Next(off) {
-			if v := nd.lp.Get(off, nil); q.isLarge(len(v)) && nd.count != 1 {
+		var buf []byte
+		lp := read(nd, &buf)
+		for off := lp.First(); off >= 0; off = lp.Next(off) {
+			if v := lp.Get(off, nil); q.isLarge(len(v)) && nd.count != 1 {
 				t.Fatalf("node %d holds a large value of %d bytes among %d", k, len(v), nd.count)
 			}
 		}
@@ -333,6 +363,42 @@ func TestQuicklistModel(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestQuicklistModelCompressed runs the model test with node compression
+// at depths 1 to 3 (check verifies the depth rule after every step), and
+// now and then re-applies a depth to the whole list, as a load does.
+func TestQuicklistModelCompressed(t *testing.T) {
+	for _, fill := range []int{1, 3, -1, DefaultFill} {
+		for depth := 1; depth <= 3; depth++ {
+			t.Run(fmt.Sprintf("fill=%d/depth=%d", fill, depth), func(t *testing.T) {
+				r := rand.New(rand.NewSource(int64(fill*10 + depth)))
+				q := NewQuicklist(fill)
+				q.SetCompressDepth(depth)
+				var m modelList
+				steps := 3000
+				if testing.Short() || raceEnabled {
+					steps = 800
+				}
+				compressed := 0
+				for s := range steps {
+					if s%700 == 699 {
+						q.SetCompressDepth(r.Intn(4))
+					}
+					m = step(t, r, q, m, 600, s/400%3)
+					checkQuicklist(t, q, m)
+					checkLargeAlone(t, q)
+					compressed = max(compressed, q.CompressedNodes())
+					if t.Failed() {
+						t.Fatalf("failed at step %d", s)
+					}
+				}
+				if compressed == 0 {
+					t.Fatal("no node was ever compressed: the test tests nothing")
+				}
+			})
+		}
 	}
 }
 

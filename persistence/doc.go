@@ -85,7 +85,7 @@ does, the writer stores a string of at most 11 bytes that is the
 canonical decimal form of a 32-bit integer as that integer, and (with
 compression on) a string over 20 bytes as LZF when that saves at least
 four bytes: the marker 0xC3, the compressed length, the original length,
-the compressed bytes (see CompressLZF).
+the compressed bytes (see package lzf).
 
 # Value layouts
 
@@ -95,8 +95,11 @@ List (type 18, QUICKLIST_2, which we write): a node count, then per node
 a container length (2: a listpack follows; 1: "plain", a single element
 follows as a string) and the node as a string. A node holding one value
 too large for a node under list-max-listpack-size is written plain, as
-Redis 7.2 and later do; every other node is its listpack's bytes. The
-reader also accepts type 14 (QUICKLIST: a node count, then a ziplist per
+Redis 7.2 and later do; every other node is its listpack's bytes. A node
+the list holds compressed (list-compress-depth) is written as the LZF
+string it already is, whatever rdbcompression says, as Redis writes it;
+the reader expands LZF strings wherever they appear. The reader also
+accepts type 14 (QUICKLIST: a node count, then a ziplist per
 node), type 10 (one ziplist) and type 1 (a count, then each element),
 converting ziplists to listpacks. Every listpack passes
 listpack.Validate(lp, true) before it is used.

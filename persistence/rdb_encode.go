@@ -141,7 +141,7 @@ func (e *Encoder) WriteEntry(ent *Entry) error {
 	if err != nil {
 		return fmt.Errorf("persistence: key %q: %w", ent.Key, err)
 	}
-	if l, ok := ent.Value.(List); ok && l.Len() == 0 {
+	if emptyList(ent.Value) {
 		return nil
 	}
 	var st *stream.State
@@ -169,7 +169,7 @@ func valueType(v Value) (byte, error) {
 	switch v := v.(type) {
 	case String:
 		return typeString, nil
-	case List:
+	case List, liveList:
 		return typeListQuicklist2, nil
 	case Stream:
 		if v.Stream != nil {
@@ -186,6 +186,8 @@ func (e *Encoder) value(v Value, st *stream.State) {
 		e.w.str(v)
 	case List:
 		e.list(v)
+	case liveList:
+		e.liveList(v.q)
 	case Stream:
 		e.stream(st)
 	}
@@ -202,17 +204,51 @@ func (e *Encoder) list(l List) {
 	}
 	e.w.length(uint64(n))
 	for _, lp := range l {
-		if lp.Len() == 0 {
-			continue
+		if lp.Len() > 0 {
+			e.node(lp)
 		}
-		if v, ok := e.plain.PlainValue(lp); ok {
-			e.w.length(containerPlain)
-			e.w.str(v)
-			continue
+	}
+}
+
+// node writes one list node: as a plain container holding its value if
+// Redis would keep it as a plain node, else as a packed listpack.
+func (e *Encoder) node(lp listpack.Listpack) {
+	if v, ok := e.plain.PlainValue(lp); ok {
+		e.w.length(containerPlain)
+		e.w.str(v)
+		return
+	}
+	e.w.length(containerPacked)
+	e.w.str(lp)
+}
+
+// liveList writes a server list's nodes as list does, except that a
+// compressed node is written as the LZF string it already is (whatever
+// rdbcompression says: Redis does the same), not decompressed and
+// compressed again. A live list has no empty nodes.
+func (e *Encoder) liveList(q *listpack.Quicklist) {
+	e.w.length(uint64(q.NodeCount()))
+	q.StoredNodes(func(lp listpack.Listpack, z []byte, size int) bool {
+		if z == nil {
+			e.node(lp)
+			return true
 		}
 		e.w.length(containerPacked)
-		e.w.str(lp)
+		e.w.lzfStr(z, size)
+		return true
+	})
+}
+
+// emptyList reports whether v is a list without elements, which is not
+// written: Redis would drop it on load.
+func emptyList(v Value) bool {
+	switch v := v.(type) {
+	case List:
+		return v.Len() == 0
+	case liveList:
+		return v.q.Len() == 0
 	}
+	return false
 }
 
 // Close writes the EOF opcode and the checksum and flushes. It does not

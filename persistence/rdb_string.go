@@ -3,6 +3,8 @@ package persistence
 import (
 	"encoding/binary"
 	"strconv"
+
+	"github.com/redstream/redstream/lzf"
 )
 
 // str reads a string in any of its encodings: raw (length and bytes), an
@@ -59,7 +61,7 @@ func (r *rdbReader) lzfLens(what string) (clen, ulen uint64, err error) {
 	if ulen, err = r.count(what + " (length)"); err != nil {
 		return 0, 0, err
 	}
-	if ulen/lzfMaxRatio > clen {
+	if ulen/lzf.MaxRatio > clen {
 		return 0, 0, rdbCorruptf("%s claims %d bytes once expanded from %d LZF-compressed bytes", what, ulen, clen)
 	}
 	return clen, ulen, nil
@@ -77,7 +79,7 @@ func (r *rdbReader) lzf(what string) ([]byte, error) {
 		return nil, err
 	}
 	out := make([]byte, ulen)
-	n, err := DecompressLZF(out, c)
+	n, err := lzf.Decompress(out, c)
 	if err != nil {
 		return nil, corruptWrap(err, "%s", what)
 	}

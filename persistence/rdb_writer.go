@@ -5,6 +5,15 @@ import (
 	"encoding/binary"
 	"github.com/redstream/redstream/stream"
 	"io"
+
+	"github.com/redstream/redstream/lzf"
+)
+
+// Redis's rule for RDB strings: LZF is tried on strings over 20 bytes and
+// kept when it saves at least 4.
+const (
+	lzfMinLen  = 21
+	lzfMinSave = 4
 )
 
 // rdbWriter is the encoder's byte sink: it buffers, counts, keeps the
@@ -75,6 +84,15 @@ func (w *rdbWriter) str(s []byte) {
 	w.raw(s)
 }
 
+// lzfStr writes the LZF data z, which expands to size bytes, as an LZF
+// string.
+func (w *rdbWriter) lzfStr(z []byte, size int) {
+	w.u8(lenEncVal<<6 | encLZF)
+	w.length(uint64(len(z)))
+	w.length(uint64(size))
+	w.raw(z)
+}
+
 // intStr writes v in the smallest integer string encoding.
 func (w *rdbWriter) intStr(v int64) {
 	b := w.scratch[:0]
@@ -98,14 +116,11 @@ func (w *rdbWriter) lzf(s []byte) bool {
 		w.lzfBuf = make([]byte, limit)
 	}
 	out := w.lzfBuf[:limit]
-	n := CompressLZF(out, s)
+	n := lzf.Compress(out, s)
 	if n == 0 {
 		return false
 	}
-	w.u8(lenEncVal<<6 | encLZF)
-	w.length(uint64(n))
-	w.length(uint64(len(s)))
-	w.raw(out[:n])
+	w.lzfStr(out[:n], len(s))
 	if cap(w.lzfBuf) > 4<<20 { // do not keep a huge buffer for one value
 		w.lzfBuf = nil
 	}

@@ -34,20 +34,18 @@ func WriteSnapshot(w io.Writer, snap *server.Snapshot, opt EncodeOptions) error 
 
 // snapshotEntries turns a snapshot's keys into the codec's entries. The
 // encoder writes each entry before it asks for the next and keeps nothing
-// of it, so one Entry, one node list and the key's own bytes serve every
-// key: a save of a million small keys then makes little garbage, and
-// seldom starts a collection that the clients' latency would feel.
+// of it, so one Entry and the key's own bytes serve every key, and a list
+// is written straight from its nodes (compressed ones as they are): a save
+// of a million small keys then makes little garbage, and seldom starts a
+// collection that the clients' latency would feel.
 func snapshotEntries(snap *server.Snapshot, db int) iter.Seq2[*Entry, error] {
 	return func(yield func(*Entry, error) bool) {
 		var e Entry
-		var nodes List
 		for se := range snap.Entries(db) {
 			var v Value
 			var err error
 			if q, ok := se.Value.(*listpack.Quicklist); ok {
-				nodes = nodes[:0]
-				q.Nodes(func(lp listpack.Listpack) bool { nodes = append(nodes, lp); return true })
-				v = nodes
+				v = liveList{q}
 			} else {
 				v, err = ToValue(se.Value)
 			}
@@ -114,11 +112,17 @@ func ToValue(v any) (Value, error) {
 	case []byte:
 		return String(v), nil
 	case *listpack.Quicklist:
-		var nodes List
-		v.Nodes(func(lp listpack.Listpack) bool { nodes = append(nodes, lp); return true })
-		return nodes, nil
+		return List(v.Listpacks()), nil
 	case *stream.Stream:
 		return Stream{v}, nil
 	}
 	return nil, fmt.Errorf("cannot save a %T value", v)
 }
+
+// liveList is a server list (a snapshot's view) that the encoder writes
+// node by node, storing compressed nodes without decompressing them, as
+// Redis does. Only snapshotEntries makes one.
+type liveList struct{ q *listpack.Quicklist }
+
+func (liveList) Type() string { return "list" }
+func (liveList) sealed()      {}

@@ -192,6 +192,7 @@ func restoreCommand(x *Ctx) {
 		x.w.OK()
 		return
 	}
+	compressLoaded(value, x.s.cfg.ListCompressDepth)
 	o := &Object{value: value}
 	x.setKey(key, o)
 	if ttl != 0 {

@@ -129,9 +129,35 @@ func parseTimeout(x *Ctx, arg []byte) (time.Time, bool) {
 	return time.UnixMilli(x.now + tval), true
 }
 
-// newList makes an empty list with the configured node size.
+// newList makes an empty list with the configured node size and
+// compression depth.
 func (x *Ctx) newList() *listpack.Quicklist {
-	return listpack.NewQuicklist(x.s.cfg.ListMaxListpackSize)
+	q := listpack.NewQuicklist(x.s.cfg.ListMaxListpackSize)
+	q.SetCompressDepth(x.s.cfg.ListCompressDepth)
+	return q
+}
+
+// followConfig brings list q in line with CONFIG before a command adds
+// to it. The node size applies to later inserts (CONFIG SET changed it).
+// The compression depth is taken only while q is one bare listpack:
+// Redis fixes a list's depth when the list outgrows its listpack (and
+// when it is loaded), so a CONFIG SET leaves longer lists as they are.
+func (x *Ctx) followConfig(q *listpack.Quicklist) {
+	if f := x.s.cfg.ListMaxListpackSize; f != q.Fill() {
+		q.SetFill(f)
+	}
+	if d := x.s.cfg.ListCompressDepth; d != q.CompressDepth() && q.Encoding() == "listpack" {
+		q.SetCompressDepth(d) // one node: nothing to compress yet
+	}
+}
+
+// compressLoaded applies list-compress-depth to a value just loaded or
+// restored, if it is a list: Redis builds such a list with the depth
+// configured at the time.
+func compressLoaded(v any, depth int) {
+	if q, ok := v.(*listpack.Quicklist); ok && depth != q.CompressDepth() {
+		q.SetCompressDepth(depth)
+	}
 }
 
 // push adds v at the chosen end of the list at key, creating it when
@@ -141,9 +167,7 @@ func (x *Ctx) push(key []byte, q *listpack.Quicklist, where end, vals ...[]byte)
 		q = x.newList()
 		x.setKey(key, &Object{value: q})
 	} else {
-		if f := x.s.cfg.ListMaxListpackSize; f != q.Fill() {
-			q.SetFill(f) // CONFIG SET changed it; later inserts follow
-		}
+		x.followConfig(q)
 		x.modified(key)
 		x.signalReady(key)
 	}
@@ -363,6 +387,7 @@ func lsetCommand(x *Ctx) {
 	if !ok {
 		return
 	}
+	x.followConfig(q)
 	if !q.Set(clampIndex(n[0]), x.argv[3]) {
 		x.error(resp.ErrIndexRange)
 		return
@@ -402,6 +427,7 @@ func linsertCommand(x *Ctx) {
 		x.w.Int(-1)
 		return
 	}
+	x.followConfig(q)
 	if after {
 		q.InsertAfter(at, x.argv[4])
 	} else {

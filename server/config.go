@@ -32,6 +32,7 @@ type Config struct {
 	ClientQueryBufferLimit   int64
 	ClientOutputBufferLimit  [numOutputClasses]OutputBufferLimit // per client class (ClassNormal...): outputlimit.go
 	ListMaxListpackSize      int
+	ListCompressDepth        int // inner list nodes kept LZF-compressed; 0 = off
 	StreamNodeMaxBytes       int
 	StreamNodeMaxEntries     int
 	Hz                       int
@@ -145,6 +146,7 @@ var params = []param{
 		get: func(c *Config) string { return formatOutputLimits(&c.ClientOutputBufferLimit) },
 		set: func(c *Config, v []string) error { return setOutputLimits(&c.ClientOutputBufferLimit, v) }},
 	withAlias(intParam("list-max-listpack-size", true, math.MinInt32, math.MaxInt32, func(c *Config) *int { return &c.ListMaxListpackSize }), "list-max-ziplist-size"),
+	intParam("list-compress-depth", true, 0, math.MaxInt32, func(c *Config) *int { return &c.ListCompressDepth }),
 	intMemParam("stream-node-max-bytes", true, func(c *Config) *int { return &c.StreamNodeMaxBytes }),
 	intParam("stream-node-max-entries", true, 0, math.MaxInt32, func(c *Config) *int { return &c.StreamNodeMaxEntries }),
 	clamped(intParam("hz", true, 0, math.MaxInt32, func(c *Config) *int { return &c.Hz }), 1, 500, func(c *Config) *int { return &c.Hz }),

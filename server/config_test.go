@@ -86,6 +86,10 @@ var cfgSetCases = []cfgSetCase{
 	{name: "list-max-listpack-size", args: cfgArgs("-5"), get: "-5"},
 	{name: "list-max-listpack-size", args: cfgArgs("-1"), get: "-1"},
 	{name: "list-max-listpack-size", args: cfgArgs("128"), get: "128"},
+	// list-compress-depth: 0..INT_MAX (a list clamps it to 65535).
+	{name: "list-compress-depth", args: cfgArgs("1"), get: "1"},
+	{name: "list-compress-depth", args: cfgArgs("70000"), get: "70000"},
+	{name: "list-compress-depth", args: cfgArgs("-1"), bad: true, errText: "argument must be between 0 and 2147483647 inclusive"},
 	{name: "list-max-ziplist-size", args: cfgArgs("64"), get: "64"},
 	{name: "list-max-ziplist-size", args: cfgArgs("x"), bad: true},
 	{name: "stream-node-max-bytes", args: cfgArgs("0"), get: "0"},

@@ -27,7 +27,7 @@ type Put func(db int, key string, value any, expireAt int64) error
 func (s *Server) Restore(load func(put Put) error) error {
 	s.mu.Lock()
 	s.epoch++ // the new objects are newer than any snapshot taken so far
-	ver, now, n := s.epoch, s.now(), len(s.dbs)
+	ver, now, n, depth := s.epoch, s.now(), len(s.dbs), s.cfg.ListCompressDepth
 	seeds := make([]maphash.Seed, n)
 	for i, db := range s.dbs {
 		seeds[i] = db.seed
@@ -48,6 +48,7 @@ func (s *Server) Restore(load func(put Put) error) error {
 		if expireAt != 0 && expireAt <= now {
 			return nil
 		}
+		compressLoaded(value, depth) // outside the lock, like the rest of the build
 		fresh[db].put(key, &Object{value: value, expireAt: expireAt, access: now, ver: ver})
 		return nil
 	}

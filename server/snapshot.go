@@ -310,6 +310,7 @@ func (s *Server) Load(db int, key string, value any, expireAt int64) error {
 	if !loadable(value) {
 		return fmt.Errorf("server: cannot load %q: unsupported value %T", key, value)
 	}
+	compressLoaded(value, s.cfg.ListCompressDepth)
 	d := s.dbs[db]
 	d.remove(key)
 	d.insert(key, &Object{value: value, expireAt: expireAt, access: s.now()})

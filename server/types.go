@@ -123,7 +123,9 @@ func copyValue(v any) any {
 			nodes = append(nodes, append(listpack.Listpack(nil), lp...))
 			return true
 		})
-		return listpack.QuicklistFromNodes(v.Fill(), nodes)
+		c := listpack.QuicklistFromNodes(v.Fill(), nodes)
+		c.SetCompressDepth(v.CompressDepth()) // as Redis's copy keeps it
+		return c
 	case *stream.Stream:
 		return v.Clone()
 	}

@@ -1,4 +1,4 @@
-package persistence
+package lzf
 
 import (
 	"bytes"
@@ -21,12 +21,15 @@ var lzfVectors = []struct{ in, out string }{
 	{"0123456789abcdefghij", "-"},
 }
 
+// compressForRDB compresses src with the output limit Redis's RDB writer
+// gives: four bytes less than the input.
 func compressForRDB(src []byte) []byte {
-	if len(src) <= lzfMinSave {
+	const minSave = 4
+	if len(src) <= minSave {
 		return nil
 	}
-	dst := make([]byte, len(src)-lzfMinSave)
-	n := CompressLZF(dst, src)
+	dst := make([]byte, len(src)-minSave)
+	n := Compress(dst, src)
 	if n == 0 {
 		return nil
 	}
@@ -47,7 +50,7 @@ func TestLZFVectors(t *testing.T) {
 			t.Errorf("%.20q:\n got %x\nwant %s", v.in, got, want)
 		}
 		back := make([]byte, len(v.in))
-		if n, err := DecompressLZF(back, got); err != nil || string(back[:n]) != v.in {
+		if n, err := Decompress(back, got); err != nil || string(back[:n]) != v.in {
 			t.Errorf("%.20q: decompress gave %q, %v", v.in, back[:n], err)
 		}
 	}
@@ -70,12 +73,12 @@ func TestLZFRoundTripRandom(t *testing.T) {
 			}
 		}
 		dst := make([]byte, n+n/16+64)
-		c := CompressLZF(dst, src)
+		c := Compress(dst, src)
 		if n > 0 && c == 0 {
 			t.Fatalf("input %d: no room in %d bytes for %d", i, len(dst), n)
 		}
 		back := make([]byte, n)
-		m, err := DecompressLZF(back, dst[:c])
+		m, err := Decompress(back, dst[:c])
 		if err != nil || m != n || !bytes.Equal(back, src) {
 			t.Fatalf("input %d: round trip failed (%d of %d bytes, %v)", i, m, n, err)
 		}
@@ -86,23 +89,23 @@ func TestLZFCompressNoRoom(t *testing.T) {
 	src := []byte(strings.Repeat("xy", 100))
 	for size := range 12 {
 		dst := make([]byte, size)
-		n := CompressLZF(dst, src)
+		n := Compress(dst, src)
 		if n > size {
 			t.Fatalf("limit %d: wrote %d", size, n)
 		}
 		if n > 0 {
 			back := make([]byte, len(src))
-			if m, err := DecompressLZF(back, dst[:n]); err != nil || m != len(src) {
+			if m, err := Decompress(back, dst[:n]); err != nil || m != len(src) {
 				t.Fatalf("limit %d: %d bytes back, %v", size, m, err)
 			}
 		}
 	}
-	if CompressLZF(make([]byte, 10), nil) != 0 || CompressLZF(nil, src) != 0 {
+	if Compress(make([]byte, 10), nil) != 0 || Compress(nil, src) != 0 {
 		t.Fatal("empty input or output must give 0")
 	}
 }
 
-func TestDecompressLZFErrors(t *testing.T) {
+func TestDecompressErrors(t *testing.T) {
 	cases := []struct {
 		name string
 		src  string // hex
@@ -118,9 +121,9 @@ func TestDecompressLZFErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		src, _ := hex.DecodeString(c.src)
-		_, err := DecompressLZF(make([]byte, c.out), src)
-		if !errors.Is(err, ErrLZF) {
-			t.Errorf("%s: err = %v, want ErrLZF", c.name, err)
+		_, err := Decompress(make([]byte, c.out), src)
+		if !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: err = %v, want ErrCorrupt", c.name, err)
 		}
 	}
 }
@@ -135,24 +138,24 @@ func FuzzLZF(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, outLen uint16) {
 		// Decompressing arbitrary bytes must fail cleanly or stay in bounds.
 		out := make([]byte, outLen)
-		if n, err := DecompressLZF(out, data); n > len(out) || (err != nil && !errors.Is(err, ErrLZF)) {
+		if n, err := Decompress(out, data); n > len(out) || (err != nil && !errors.Is(err, ErrCorrupt)) {
 			t.Fatalf("n=%d err=%v", n, err)
 		}
 		// Compressing then decompressing must give the input back.
 		dst := make([]byte, len(data)+len(data)/16+64)
-		c := CompressLZF(dst, data)
+		c := Compress(dst, data)
 		back := make([]byte, len(data))
-		if m, err := DecompressLZF(back, dst[:c]); err != nil || m != len(data) || !bytes.Equal(back, data) {
+		if m, err := Decompress(back, dst[:c]); err != nil || m != len(data) || !bytes.Equal(back, data) {
 			t.Fatalf("round trip: %d of %d bytes, %v", m, len(data), err)
 		}
 	})
 }
 
-func BenchmarkCompressLZF(b *testing.B) {
+func BenchmarkCompress(b *testing.B) {
 	src := []byte(strings.Repeat("redstream stream entry field value 12345 ", 100))
 	dst := make([]byte, len(src))
 	b.SetBytes(int64(len(src)))
 	for b.Loop() {
-		CompressLZF(dst, src)
+		Compress(dst, src)
 	}
 }

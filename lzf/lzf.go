@@ -1,4 +1,6 @@
-package persistence
+// Package lzf is the LZF compressor and decompressor Redis uses for
+// compressed RDB strings and compressed quicklist nodes.
+package lzf
 
 import (
 	"errors"
@@ -7,7 +9,7 @@ import (
 )
 
 // LZF is the byte-oriented LZ77 variant Redis uses for compressed RDB
-// strings. A compressed block is a sequence of items, each starting with a
+// strings and list nodes. A compressed block is a sequence of items, each starting with a
 // control byte:
 //
 //	000LLLLL  + L+1 bytes          literal run of 1..32 bytes
@@ -18,14 +20,18 @@ import (
 // O is 13 bits (the low five bits of the control byte, then the last byte
 // of the item), so it reaches back at most 8 KiB. The copy may overlap
 // its own output, which repeats short patterns. There is no header: the
-// RDB string around the block stores both lengths.
+// RDB string (or the list node) around the block stores both lengths.
 //
-// CompressLZF produces the same bytes as the compressor Redis ships (the
+// Compress produces the same bytes as the compressor Redis ships (the
 // "very fast" variant with a 2^16-slot hash table), so a string written by
 // us compresses exactly as Redis would compress it.
 
-// ErrLZF is wrapped by every error DecompressLZF returns.
-var ErrLZF = errors.New("persistence: invalid LZF data")
+// ErrCorrupt is wrapped by every error Decompress returns.
+var ErrCorrupt = errors.New("invalid LZF data")
+
+// MaxRatio bounds how many times larger than its compressed form an
+// input can be: a decoder can refuse a claimed size past it.
+const MaxRatio = lzfMaxRef/3 + 1
 
 const (
 	lzfHashLog  = 16
@@ -33,9 +39,6 @@ const (
 	lzfMaxOff   = 1 << 13         // farthest back a reference reaches
 	lzfMaxRef   = 1<<8 + 1<<3     // longest back reference
 	lzfMaxInput = 1<<31 - 1       // larger inputs are left uncompressed
-	lzfMaxRatio = lzfMaxRef/3 + 1 // output bytes per input byte, at most
-	lzfMinLen   = 21              // Redis tries LZF only above 20 bytes
-	lzfMinSave  = 4               // and keeps it only if it saves 4 bytes
 	lzfSlots    = 1 << lzfHashLog // hash table size
 	lzfSlotMask = lzfSlots - 1
 	lzfBaseMax  = 1<<31 - 1 // highest base before the table is wiped
@@ -59,11 +62,11 @@ func lzfHash(h uint32) uint32 {
 	return (h>>(3*8-lzfHashLog) - h*5) & lzfSlotMask
 }
 
-// CompressLZF compresses src into dst and returns the compressed length,
+// Compress compresses src into dst and returns the compressed length,
 // or 0 if src is empty, larger than 2 GiB, or the result would not fit in
 // len(dst). Redis gives it a dst of len(src)-4 bytes, so that compression
 // is kept only when it saves at least four bytes.
-func CompressLZF(dst, src []byte) int {
+func Compress(dst, src []byte) int {
 	if len(src) == 0 || len(dst) == 0 || len(src) > lzfMaxInput {
 		return 0
 	}
@@ -139,7 +142,7 @@ func (o *lzfOut) backref(l, off int) bool {
 	return true
 }
 
-// compress is CompressLZF's loop. It walks src hashing each three-byte
+// compress is Compress's loop. It walks src hashing each three-byte
 // window; when the table names an earlier position with the same three
 // bytes within reach, it emits a back reference for the longest match,
 // otherwise a literal byte.
@@ -227,11 +230,11 @@ func finishLZF(out *lzfOut, src []byte, ip int) int {
 	return out.op
 }
 
-// DecompressLZF expands the LZF block src into dst and returns the number
-// of bytes written. It fails, wrapping ErrLZF, if src is cut short, a
+// Decompress expands the LZF block src into dst and returns the number
+// of bytes written. It fails, wrapping ErrCorrupt, if src is cut short, a
 // reference points before the start of the output, or the output would
 // exceed len(dst). It never writes outside dst and never panics.
-func DecompressLZF(dst, src []byte) (int, error) {
+func Decompress(dst, src []byte) (int, error) {
 	ip, op := 0, 0
 	for ip < len(src) {
 		ctrl := int(src[ip])
@@ -239,10 +242,10 @@ func DecompressLZF(dst, src []byte) (int, error) {
 		if ctrl < lzfMaxLit {
 			n := ctrl + 1
 			if op+n > len(dst) {
-				return op, fmt.Errorf("%w: output exceeds %d bytes", ErrLZF, len(dst))
+				return op, fmt.Errorf("%w: output exceeds %d bytes", ErrCorrupt, len(dst))
 			}
 			if ip+n > len(src) {
-				return op, fmt.Errorf("%w: literal run of %d bytes cut short at byte %d", ErrLZF, n, ip-1)
+				return op, fmt.Errorf("%w: literal run of %d bytes cut short at byte %d", ErrCorrupt, n, ip-1)
 			}
 			op += copy(dst[op:], src[ip:ip+n])
 			ip += n
@@ -262,29 +265,27 @@ func lzfCopyRef(dst, src []byte, ip, op, ctrl int) (int, int, error) {
 	l := ctrl >> 5
 	if l == 7 {
 		if ip >= len(src) {
-			return ip, op, fmt.Errorf("%w: reference cut short at byte %d", ErrLZF, ip)
+			return ip, op, fmt.Errorf("%w: reference cut short at byte %d", ErrCorrupt, ip)
 		}
 		l += int(src[ip])
 		ip++
 	}
 	if ip >= len(src) {
-		return ip, op, fmt.Errorf("%w: reference cut short at byte %d", ErrLZF, ip)
+		return ip, op, fmt.Errorf("%w: reference cut short at byte %d", ErrCorrupt, ip)
 	}
 	ref := op - (ctrl&0x1f)<<8 - 1 - int(src[ip])
 	ip++
 	l += 2
 	if op+l > len(dst) {
-		return ip, op, fmt.Errorf("%w: output exceeds %d bytes", ErrLZF, len(dst))
+		return ip, op, fmt.Errorf("%w: output exceeds %d bytes", ErrCorrupt, len(dst))
 	}
 	if ref < 0 {
-		return ip, op, fmt.Errorf("%w: reference %d bytes back at output byte %d", ErrLZF, op-ref, op)
+		return ip, op, fmt.Errorf("%w: reference %d bytes back at output byte %d", ErrCorrupt, op-ref, op)
 	}
-	if op-ref >= l {
-		copy(dst[op:op+l], dst[ref:ref+l])
-	} else {
-		for i := range l { // byte by byte: the copy reads its own output
-			dst[op+i] = dst[ref+i]
-		}
+	// The copy may read its own output (a run repeating the last op-ref
+	// bytes): copy what is already there, which doubles each time.
+	for n := 0; n < l; {
+		n += copy(dst[op+n:op+l], dst[ref:op+n])
 	}
 	return ip, op + l, nil
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package listpack
+
+const raceEnabled = false
