@@ -23,6 +23,7 @@ func benchCommand() *ucli.Command {
 			&ucli.Float64Flag{Name: "scale", Value: 1, Usage: "multiply every row's amount of work (0.1 for a quick look)"},
 			&ucli.StringSliceFlag{Name: "group", Usage: "only these groups (lists, streams, ...)"},
 			&ucli.StringFlag{Name: "only", Usage: "only rows whose name contains this text (e.g. memory)"},
+			&ucli.StringFlag{Name: "redstream", Usage: "measure the redstream binary at this path (an older build, an experiment) instead of this one", DefaultText: "this binary"},
 		},
 		Action: runBench,
 	}
@@ -32,6 +33,9 @@ func runBench(c *ucli.Context) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
+	}
+	if p := c.String("redstream"); p != "" {
+		exe = p
 	}
 	all := append(bench.ListRows(c.Float64("scale")), bench.StreamRows(c.Float64("scale"))...)
 	all = append(all, bench.PersistenceRows(c.Float64("scale"))...)

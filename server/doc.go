@@ -81,5 +81,42 @@
 // goroutine of a blocked client keeps reading its socket, so a disconnect
 // is seen at once, and a waiter whose peer has closed is never served.
 //
+// A served client's reply is written by the pusher on the served
+// client's socket, in the pusher's turn (handoff.go); the served
+// goroutine is not woken, and parks in its read until its client sends
+// again. So a delivered message costs one read and one write per side,
+// as in Redis.
+//
+// # Why a goroutine per connection, and what it costs (issue 17)
+//
+// What remains between this server and Redis on the queue's hot path is
+// the Go scheduler, not our code's system calls. Measured with the
+// delivery rows of `redstream bench` (server CPU per delivered message,
+// ratio to redis-server 7.0 in the same run, 5 rounds, scale 0.3), with
+// bench/loopproto — the smallest server that runs those rows, built both
+// ways — standing in for redstream (`--redstream /tmp/loopproto`):
+//
+//	                               list queue 4P/8C   list delivery 5000/s
+//	redstream                           1.92x              1.47x
+//	loopproto, goroutine per conn       1.28x              1.26x
+//	loopproto, one epoll thread         0.84x              0.98x
+//
+// (2026-12-01, a loaded 2-core machine; on a quiet one redstream was
+// 1.46x and 1.65x.) A perf profile of redstream on the list queue row:
+// write(2) 34% and read(2) 11% (in Redis too, loopback sends run the
+// receiver's TCP stack), the scheduler 25% (findRunnable, park, sysmon
+// waking to retake Ps from threads in syscalls), our own code under 15%.
+// Goroutines parked in netpoll and woken per request cost about a
+// quarter more CPU than an event loop even when nothing else differs.
+//
+// Decision: the connection layer becomes an event loop — one
+// thread in epoll_wait that reads, runs turns and writes, with replies
+// that wait for durability (fsync now, Raft commit later) held in the
+// client's buffer until the log signals their ticket, blocked clients
+// with no goroutine at all, timeouts from a timer heap, and big replies
+// written on EPOLLOUT. Until it lands (issue 17 stays open), the
+// goroutine model above is the one to read; its turn bounds, output
+// limits and handoff rules carry over unchanged.
+//
 // Lock order is in locking.md.
 package server

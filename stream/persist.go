@@ -63,7 +63,7 @@ func FromNodes(nodes []Node, meta Meta) (*Stream, error) {
 		prevLast = last
 		live += uint64(readMaster(nd.Listpack).live)
 		k := nd.Master.Key()
-		s.rax.Insert(k[:], &node{lp: nd.Listpack, epoch: s.epoch})
+		s.insertNode(k[:], &node{lp: nd.Listpack, epoch: s.epoch})
 		s.nodeHint = len(nd.Listpack)
 	}
 	if live != meta.Length || meta.EntriesAdded < meta.Length {
