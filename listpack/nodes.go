@@ -26,9 +26,10 @@ type qnode struct {
 // snapshot, so taking a snapshot costs no copy of the headers and the
 // array a view reads is never written again.
 type nodeDeque struct {
-	buf    []qnode
-	lo, hi int  // live nodes are buf[lo:hi]
-	shared bool // a view reads buf: copy it before any access (unshare)
+	buf     []qnode
+	lo, hi  int  // live nodes are buf[lo:hi]
+	shared  bool // a view reads buf: copy it before any access (unshare)
+	lpBytes int  // the live nodes' listpack capacities, summed (Quicklist.Bytes)
 }
 
 // len returns the number of nodes.
@@ -59,7 +60,7 @@ func (d *nodeDeque) share() nodeDeque {
 		return nodeDeque{}
 	}
 	d.shared = true
-	return nodeDeque{buf: d.buf, lo: d.lo, hi: d.hi}
+	return nodeDeque{buf: d.buf, lo: d.lo, hi: d.hi, lpBytes: d.lpBytes}
 }
 
 // insert puts nd at position k (0 <= k <= len), shifting the shorter side
@@ -87,6 +88,7 @@ func (d *nodeDeque) insert(k int, nd qnode) {
 		}
 	}
 	d.buf[d.lo+k] = nd
+	d.lpBytes += cap(nd.lp)
 }
 
 // remove deletes node k, shifting the shorter side, and clears the freed
@@ -95,6 +97,7 @@ func (d *nodeDeque) remove(k int) {
 	if d.shared {
 		d.unshare()
 	}
+	d.lpBytes -= cap(d.buf[d.lo+k].lp)
 	n := d.len()
 	if k < n/2 {
 		copy(d.buf[d.lo+1:d.lo+k+1], d.buf[d.lo:d.lo+k])

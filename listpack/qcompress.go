@@ -81,7 +81,8 @@ func (q *Quicklist) compress(nd *qnode) {
 	}
 	z := append(alloc(4+n), nd.lp[:4]...)
 	old, owned := nd.lp, q.owns(nd)
-	nd.lp, nd.gen = append(z, (*buf)[:n]...), q.gen
+	q.setLP(nd, append(z, (*buf)[:n]...))
+	nd.gen = q.gen
 	if owned {
 		q.offerSpare(old)
 	}
@@ -101,7 +102,8 @@ func (q *Quicklist) decompress(nd *qnode) {
 		lp = alloc(size)[:size]
 	}
 	inflate(lp, nd.lp)
-	nd.lp, nd.gen = lp, q.gen
+	q.setLP(nd, lp)
+	nd.gen = q.gen
 }
 
 // inflate decompresses the compressed node bytes z into lp, which has

@@ -72,7 +72,7 @@ func (q *Quicklist) insertInNode(k, local int, v []byte, after bool) {
 		off = nd.lp.entryEnd(off)
 	}
 	q.ensureRoom(nd, entrySize(v))
-	nd.lp = nd.lp.Insert(off, v)
+	q.setLP(nd, nd.lp.Insert(off, v))
 	nd.count++
 }
 
@@ -133,7 +133,7 @@ func (q *Quicklist) cutTail(k, at, extra int) qnode {
 	q.own(nd)
 	off := nd.lp.Seek(at)
 	nn := q.fromEntries(nd.lp[off:len(nd.lp)-1], int(nd.count)-at, extra)
-	nd.lp = nd.lp.splice(off, len(nd.lp)-1-off, 0)
+	q.setLP(nd, nd.lp.splice(off, len(nd.lp)-1-off, 0))
 	nd.lp.setCount(at)
 	nd.count = uint32(at)
 	return nn
@@ -146,7 +146,7 @@ func (q *Quicklist) cutHead(k, at, extra int) qnode {
 	q.own(nd)
 	off := nd.lp.Seek(at)
 	nn := q.fromEntries(nd.lp[hdrSize:off], at, extra)
-	nd.lp = nd.lp.splice(hdrSize, off-hdrSize, 0)
+	q.setLP(nd, nd.lp.splice(hdrSize, off-hdrSize, 0))
 	nd.count -= uint32(at)
 	nd.lp.setCount(int(nd.count))
 	return nn
@@ -192,10 +192,11 @@ func (q *Quicklist) merge(k int) {
 	a, b := q.open(k), q.open(k+1)
 	if a.count >= b.count {
 		q.ensureRoom(a, len(b.lp)-emptySize)
-		a.lp = Concat(a.lp, b.lp)
+		q.setLP(a, Concat(a.lp, b.lp))
 	} else {
 		q.ensureRoom(b, len(a.lp)-emptySize)
-		a.lp, a.gen = concatFront(a.lp, b.lp), b.gen
+		q.setLP(a, concatFront(a.lp, b.lp))
+		a.gen = b.gen
 	}
 	a.count += b.count
 	q.nodes.remove(k + 1)

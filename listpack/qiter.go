@@ -119,7 +119,7 @@ func (q *Quicklist) removeForward(m matcher, limit int) int {
 				continue
 			}
 			q.own(nd) // only nodes with a match are cloned; offsets survive
-			nd.lp = nd.lp.Delete(off)
+			q.setLP(nd, nd.lp.Delete(off))
 			nd.count--
 			removed++
 			off = nd.lp.at(off) // the next entry slid into off
@@ -145,7 +145,7 @@ func (q *Quicklist) removeBackward(m matcher, limit int) int {
 			prev := nd.lp.Prev(off) // unaffected by deleting at off
 			if m.match(nd.lp, off) {
 				q.own(nd)
-				nd.lp = nd.lp.Delete(off)
+				q.setLP(nd, nd.lp.Delete(off))
 				nd.count--
 				removed++
 			}
@@ -232,7 +232,7 @@ func (q *Quicklist) DeleteRange(start, n int) int {
 		}
 		nd = q.open(k)
 		q.own(nd)
-		nd.lp = nd.lp.DeleteRange(nd.lp.Seek(local), take)
+		q.setLP(nd, nd.lp.DeleteRange(nd.lp.Seek(local), take))
 		nd.count -= uint32(take)
 		q.afterDelete(k, true)
 		k++

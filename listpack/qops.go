@@ -40,7 +40,7 @@ func (q *Quicklist) pushHead(v []byte) {
 	if q.nodes.len() > 0 {
 		if h := q.open(0); q.packed || q.allowInsert(h, len(v)) {
 			q.ensureRoom(h, entrySize(v))
-			h.lp = h.lp.Prepend(v)
+			q.setLP(h, h.lp.Prepend(v))
 			h.count++
 			q.count++
 			return
@@ -54,7 +54,7 @@ func (q *Quicklist) pushTail(v []byte) {
 	if n := q.nodes.len(); n > 0 {
 		if t := q.open(n - 1); q.packed || q.allowInsert(t, len(v)) {
 			q.ensureRoom(t, entrySize(v))
-			t.lp = t.lp.Append(v)
+			q.setLP(t, t.lp.Append(v))
 			t.count++
 			q.count++
 			return
@@ -134,7 +134,7 @@ func (q *Quicklist) deleteEntry(k, off int) {
 	}
 	nd := q.open(k)
 	q.own(nd)
-	nd.lp = nd.lp.Delete(off)
+	q.setLP(nd, nd.lp.Delete(off))
 	nd.count--
 	q.count--
 	q.afterDelete(k, false)
@@ -225,7 +225,7 @@ func (q *Quicklist) set(i int, v []byte) {
 	case q.packed || large == plain:
 		off := nd.lp.Seek(local)
 		q.ensureRoom(nd, max(0, entrySize(v)-(nd.lp.entryEnd(off)-off)))
-		nd.lp = nd.lp.Replace(off, v)
+		q.setLP(nd, nd.lp.Replace(off, v))
 	case plain:
 		// A small value replacing a large one: put it beside the large
 		// node (where it may join a neighbour) and drop the large node.
@@ -251,7 +251,7 @@ func (q *Quicklist) replaceWithLarge(k, local int, v []byte) {
 	}
 	nd := q.open(k)
 	q.own(nd)
-	nd.lp = nd.lp.Delete(nd.lp.Last())
+	q.setLP(nd, nd.lp.Delete(nd.lp.Last()))
 	nd.count--
 	q.mergeAround(k + 1)
 }

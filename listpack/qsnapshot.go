@@ -72,6 +72,6 @@ func (q *Quicklist) own(nd *qnode) {
 // realloc moves node nd's bytes to a new buffer with capacity c (at least
 // their length) that belongs to the live list alone.
 func (q *Quicklist) realloc(nd *qnode, c int) {
-	nd.lp = append(Listpack(alloc(c)), nd.lp...)
+	q.setLP(nd, append(Listpack(alloc(c)), nd.lp...))
 	nd.gen = q.gen
 }

@@ -84,15 +84,19 @@ func (q *Quicklist) Len() int { return q.count }
 // NodeCount returns the number of listpack nodes.
 func (q *Quicklist) NodeCount() int { return q.nodes.len() }
 
-// Bytes estimates the memory the list holds, for MEMORY USAGE: the
+// Bytes estimates the memory the list holds, for MEMORY USAGE and the
+// server's maxmemory accounting, which asks after every write: the
 // listpacks' allocated capacity (a compressed node's compressed bytes),
-// the node array and the struct itself.
+// kept as nodes change (setLP), the node array and the struct itself.
 func (q *Quicklist) Bytes() int {
-	n := int(unsafe.Sizeof(*q)) + cap(q.nodes.buf)*int(unsafe.Sizeof(qnode{})) + cap(q.spare)
-	for k := range q.nodes.len() {
-		n += cap(q.nodes.at(k).lp)
-	}
-	return n
+	return int(unsafe.Sizeof(*q)) + cap(q.nodes.buf)*int(unsafe.Sizeof(qnode{})) + cap(q.spare) + q.nodes.lpBytes
+}
+
+// setLP replaces the bytes of nd, a node in the list, counting the change
+// in allocation. Every change of a stored node's slice goes through here.
+func (q *Quicklist) setLP(nd *qnode, lp Listpack) {
+	q.nodes.lpBytes += cap(lp) - cap(nd.lp)
+	nd.lp = lp
 }
 
 // byteLimit returns the most listpack bytes a node may hold: the size

@@ -48,8 +48,9 @@ func (d *nodeDeque) peek(k int) *qnode { return &d.buf[d.lo+k] }
 
 // check verifies the invariants every operation must keep.
 func (q *Quicklist) check() error {
-	total := 0
+	total, lpBytes := 0, 0
 	for k := range q.nodes.len() {
+		lpBytes += cap(q.nodes.peek(k).lp)
 		nd := q.nodes.peek(k)
 		var buf []byte
 		lp := read(nd, &buf)
@@ -66,6 +67,9 @@ func (q *Quicklist) check() error {
 	}
 	if total != q.count {
 		return fmt.Errorf("nodes hold %d elements, count says %d", total, q.count)
+	}
+	if lpBytes != q.nodes.lpBytes {
+		return fmt.Errorf("nodes take %d bytes, %d counted", lpBytes, q.nodes.lpBytes)
 	}
 	if q.nodes.len() < 2 && q.spare != nil {
 		return fmt.Errorf("spare kept by a list of %d nodes", q.nodes.len())

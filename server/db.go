@@ -16,6 +16,7 @@ type Object struct {
 	ver      uint32 // Server.epoch at its last write: a snapshot older than that has its value already (snapshot.go)
 	seen     uint32 // the epoch of the last snapshot that took its value
 	rawStr   bool   // a string changed in place (APPEND): encoding "raw"
+	mem      int64  // the bytes counted for it in its DB's used (memory.go)
 }
 
 // DB is one numbered database: a map from key to object, plus what
@@ -37,6 +38,7 @@ type DB struct {
 	// groupWaits counts the blocked XREADGROUPs per key: deleting such a
 	// key ends their wait (group_block.go), so remove signals it.
 	groupWaits map[string]int
+	used       int64 // the bytes its keys hold, as MEMORY USAGE counts them (memory.go)
 	s          *Server
 }
 
@@ -67,6 +69,7 @@ func (db *DB) reset() {
 	db.keys = make(map[string]*Object)
 	db.expires = make(map[string]int64)
 	db.order = btree.NewG(32, scanLess)
+	db.used = 0
 }
 
 func (db *DB) hash(key string) uint64 { return maphash.String(db.seed, key) }
@@ -78,6 +81,7 @@ func (db *DB) Len() int { return len(db.keys) }
 func (db *DB) insert(key string, o *Object) {
 	o.ver = db.s.epoch // made after any snapshot being walked: not in it
 	db.keys[key] = o
+	db.count(key, o)
 	db.order.ReplaceOrInsert(scanEntry{db.hash(key), key})
 	if o.expireAt != 0 {
 		db.expires[key] = o.expireAt
@@ -92,6 +96,7 @@ func (db *DB) remove(key string) *Object {
 		return nil
 	}
 	db.s.willChange(db, key, o)
+	db.used -= o.mem
 	delete(db.keys, key)
 	db.order.Delete(scanEntry{db.hash(key), key})
 	if o.expireAt != 0 {
@@ -136,8 +141,10 @@ func (x *Ctx) lookup(key []byte) *Object {
 	}
 	if x.cmd != nil && x.cmd.Flags&FlagWrite != 0 {
 		// A write command may change what it looks up, in place: a
-		// snapshot being walked takes the value first.
+		// snapshot being walked takes the value first, and its size is
+		// counted again once the command is done.
 		x.s.willChange(x.db, string(key), o)
+		x.s.resized = append(x.s.resized, resizedKey{x.db, string(key), o})
 	}
 	return o
 }
@@ -155,6 +162,9 @@ func (x *Ctx) setKey(key []byte, o *Object) {
 	x.db.remove(k)
 	o.access = x.now
 	x.db.insert(k, o)
+	// A value is often stored empty and filled by the same command
+	// (LPUSH to a new key): count it again after the command.
+	x.s.resized = append(x.s.resized, resizedKey{x.db, k, o})
 	x.modified(key)
 	x.signalReady(key)
 }

@@ -127,7 +127,7 @@ func (s *Server) refusal(c *Client, cmd *Command) string {
 	switch {
 	case s.cfg.RequirePass != "" && !c.authed && cmd.Flags&FlagNoAuth == 0:
 		return resp.ErrNoAuth
-	case cmd.Flags&FlagDenyOOM != 0 && s.cfg.MaxMemory > 0 && s.stats.usedMemory > s.cfg.MaxMemory:
+	case cmd.Flags&FlagDenyOOM != 0 && s.cfg.MaxMemory > 0 && s.usedMemory() > s.cfg.MaxMemory:
 		// noeviction: refuse what would grow memory, keep serving the rest.
 		return "OOM command not allowed when used memory > 'maxmemory'."
 	case cmd.Flags&FlagWrite != 0 && s.log != nil && s.log.Err() != nil:
@@ -179,6 +179,7 @@ func (c *Client) newCtx(cmd *Command, argv [][]byte, start time.Time) *Ctx {
 func (s *Server) execute(x *Ctx, start time.Time) {
 	mark := x.w.Mark()
 	x.cmd.Run(x)
+	s.recount()
 	if x.cmd.Flags&FlagWrite != 0 {
 		s.propagate(x)
 	}

@@ -299,8 +299,11 @@ func serveStreams(t *testing.T, dir string, a, b []byte, mode uint8) {
 	if s.stats.blockedClients != 0 {
 		leftovers = append(leftovers, fmt.Sprintf("blocked_clients=%d", s.stats.blockedClients))
 	}
-	if len(s.ready) != 0 || len(s.served) != 0 || len(s.pending) != 0 {
-		leftovers = append(leftovers, fmt.Sprintf("ready=%d served=%d pending=%d", len(s.ready), len(s.served), len(s.pending)))
+	if err := checkAccounting(s); err != nil {
+		leftovers = append(leftovers, err.Error())
+	}
+	if len(s.ready) != 0 || len(s.served) != 0 || len(s.pending) != 0 || len(s.resized) != 0 {
+		leftovers = append(leftovers, fmt.Sprintf("ready=%d served=%d pending=%d resized=%d", len(s.ready), len(s.served), len(s.pending), len(s.resized)))
 	}
 	pass, stopping := s.cfg.RequirePass, s.stopping
 	s.mu.Unlock()

@@ -151,14 +151,19 @@ func infoMemory(s *Server, b *strings.Builder) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	rss := processRSS()
-	used := int64(ms.HeapInuse + ms.StackInuse)
+	// used_memory is what maxmemory compares: the keys' and the clients'
+	// bytes as counted (memory.go), not the Go heap, which holds garbage
+	// until the next collection; used_memory_rss is what the OS gives.
+	used := s.usedMemory()
+	peak := max(s.stats.peakUsed, used)
 	field(b, "used_memory", used)
 	field(b, "used_memory_human", humanBytes(used))
 	field(b, "used_memory_rss", rss)
 	field(b, "used_memory_rss_human", humanBytes(rss))
-	field(b, "used_memory_peak", int64(ms.HeapSys))
-	field(b, "used_memory_peak_human", humanBytes(int64(ms.HeapSys)))
-	field(b, "used_memory_dataset", int64(ms.HeapAlloc))
+	field(b, "used_memory_peak", peak)
+	field(b, "used_memory_peak_human", humanBytes(peak))
+	field(b, "used_memory_startup", s.startupBytes)
+	field(b, "used_memory_dataset", s.datasetBytes())
 	field(b, "total_system_memory", totalSystemMemory())
 	field(b, "total_system_memory_human", humanBytes(totalSystemMemory()))
 	field(b, "maxmemory", s.cfg.MaxMemory)

@@ -65,7 +65,7 @@ func (s *Server) Restore(load func(put Put) error) error {
 		for key := range db.watchers {
 			s.touchWatched(db, []byte(key))
 		}
-		db.keys, db.expires, db.order = fresh[i].keys, fresh[i].expires, fresh[i].order
+		db.keys, db.expires, db.order, db.used = fresh[i].keys, fresh[i].expires, fresh[i].order, fresh[i].used
 		for key := range db.waiters {
 			s.signalReady(db, []byte(key))
 		}
@@ -81,12 +81,17 @@ type restoredDB struct {
 	expires map[string]int64
 	order   *btree.BTreeG[scanEntry]
 	seed    maphash.Seed
+	used    int64
 }
 
 func (r *restoredDB) put(key string, o *Object) {
-	if _, dup := r.keys[key]; !dup {
+	if old, dup := r.keys[key]; !dup {
 		r.order.ReplaceOrInsert(scanEntry{maphash.String(r.seed, key), key})
+	} else {
+		r.used -= old.mem
 	}
+	o.mem = memoryUsage(key, o)
+	r.used += o.mem
 	r.keys[key] = o
 	delete(r.expires, key)
 	if o.expireAt != 0 {

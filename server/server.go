@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,9 +55,11 @@ type Server struct {
 	// pendingChanges counts the records in pending that change data, not
 	// only delivery bookkeeping (Ctx.bookkept): what dirty counts.
 	pendingChanges int64
-	lastTicket     uint64    // the log's newest ticket: what any reply may show (commitBy)
-	epoch          uint32    // bumped by each snapshot; objects carry the one of their last write
-	snap           *Snapshot // the snapshot being walked, if any (snapshot.go)
+	resized        []resizedKey // objects the command being executed may have grown or shrunk (memory.go)
+	startupBytes   int64        // the heap in use before any data: INFO used_memory_startup
+	lastTicket     uint64       // the log's newest ticket: what any reply may show (commitBy)
+	epoch          uint32       // bumped by each snapshot; objects carry the one of their last write
+	snap           *Snapshot    // the snapshot being walked, if any (snapshot.go)
 	// A BGSAVE or BGREWRITEAOF asked while the other runs (cmd_persist.go).
 	bgsaveScheduled, rewriteScheduled bool
 	ready                             []readyKey // keys a write may have made servable to blocked clients
@@ -130,6 +131,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		s.dbs[i] = newDB(s, i)
 	}
 	s.slowlog.init()
+	s.startupBytes = heapInUse()
 	s.memLimitFor = -1
 	s.applyConfig()
 	return s, nil
@@ -315,7 +317,7 @@ func (s *Server) cron() {
 	s.mu.Unlock()
 	t := time.NewTicker(time.Second / time.Duration(hz))
 	defer t.Stop()
-	var lastGC, lastClients time.Time
+	var lastClients time.Time
 	var ret memoryReturner
 	for range t.C {
 		if s.closing.Load() {
@@ -330,19 +332,12 @@ func (s *Server) cron() {
 			s.clientsCron(now) // every client once a second, as Redis's clientsCron
 			lastClients = now
 		}
-		over := s.cfg.MaxMemory > 0 && s.stats.usedMemory > s.cfg.MaxMemory
+		s.stats.peakUsed = max(s.stats.peakUsed, s.usedMemory())
 		if s.cfg.Hz != hz {
 			hz = s.cfg.Hz
 			t.Reset(time.Second / time.Duration(hz))
 		}
 		s.mu.Unlock()
-		// Over maxmemory, writes are refused until the heap shrinks; an
-		// idle Go heap may not be collected for minutes, so collect now
-		// (at most once a second, without the lock) to see what was freed.
-		if over && time.Since(lastGC) > time.Second {
-			runtime.GC()
-			lastGC = time.Now()
-		}
 		ret.run(&s.released, now) // big replies' memory goes back to the OS
 	}
 }

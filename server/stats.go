@@ -1,7 +1,6 @@
 package server
 
 import (
-	"runtime/metrics"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -21,7 +20,7 @@ type stats struct {
 	errorCodes     map[string]int64 // errorstats: replies per error code (ERR, WRONGTYPE, ...)
 	blockedClients int64
 	dirty          int64 // writes since the last save
-	usedMemory     int64 // live heap bytes, sampled by the cron (maxmemory)
+	peakUsed       int64 // the most usedMemory the cron saw (INFO used_memory_peak)
 	lastFreezeUsec int64 // how long the last snapshot held the lock (INFO latest_fork_usec)
 	netIn, netOut  atomic.Int64
 
@@ -43,16 +42,8 @@ type stats struct {
 	lastSample time.Time
 }
 
-// heapSample reads the live heap size without stopping the world.
-var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-
-// sample records one instantaneous-ops measurement and the heap size.
-// Lock should be held.
+// sample records one instantaneous-ops measurement. Lock should be held.
 func (st *stats) sample() {
-	metrics.Read(heapSample)
-	if heapSample[0].Value.Kind() == metrics.KindUint64 {
-		st.usedMemory = int64(heapSample[0].Value.Uint64())
-	}
 	now := time.Now()
 	if !st.lastSample.IsZero() {
 		secs := now.Sub(st.lastSample).Seconds()

@@ -43,21 +43,6 @@ func isCanonicalInt(b []byte) bool {
 	return ok
 }
 
-// memoryUsage estimates the bytes key and o take, for MEMORY USAGE.
-func memoryUsage(key string, o *Object) int64 {
-	const objectOverhead = 16 + 48 // map entry + Object
-	n := int64(len(key) + objectOverhead)
-	switch v := o.value.(type) {
-	case []byte:
-		n += int64(cap(v))
-	case *listpack.Quicklist:
-		n += int64(v.Bytes())
-	case *stream.Stream:
-		n += v.MemoryUsage()
-	}
-	return n
-}
-
 // str returns key's string value. ok is false (and WRONGTYPE answered)
 // when key holds another type; a missing key gives nil, true.
 func (x *Ctx) str(key []byte) (o *Object, v []byte, ok bool) {

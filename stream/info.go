@@ -75,15 +75,11 @@ func raxNodes(keys [][KeyLen]byte, depth int, forced bool) int {
 	return n
 }
 
-// MemoryUsage estimates the bytes the stream holds, for MEMORY USAGE:
-// the nodes' allocated listpack bytes, the tree's share per node, and the
-// IDMP maps.
+// MemoryUsage estimates the bytes the stream holds, for MEMORY USAGE and
+// maxmemory: the nodes (counted as they change), the groups, and the
+// IDMP maps. It walks no nodes, so the server calls it after every write.
 func (s *Stream) MemoryUsage() int64 {
-	const perNode = int64(unsafe.Sizeof(node{})) + 48 // handle and tree slot
-	n := int64(unsafe.Sizeof(Stream{}))
-	for _, nd := range s.rax.All() {
-		n += int64(cap(nd.lp)) + perNode
-	}
+	n := int64(unsafe.Sizeof(Stream{})) + s.nodeBytes
 	for _, g := range s.groups.All() {
 		n += g.memory()
 	}
@@ -94,7 +90,7 @@ func (s *Stream) MemoryUsage() int64 {
 func (s *Stream) Clone() *Stream {
 	c := s.copyHeader()
 	for k, nd := range s.rax.All() {
-		c.rax.Insert(k, &node{lp: append(listpack.Listpack(nil), nd.lp...)})
+		c.insertNode(k, &node{lp: append(listpack.Listpack(nil), nd.lp...)})
 	}
 	for k, g := range s.groups.All() {
 		c.groups.Insert(k, g.clone())
@@ -116,6 +112,7 @@ func (s *Stream) Snapshot() *Stream {
 	for k, nd := range s.rax.All() {
 		c.rax.Insert(k, nd)
 	}
+	c.nodeBytes = s.nodeBytes
 	s.epoch++
 	c.epoch = s.epoch + 1<<62 // never equal to a live epoch: the view never writes in place
 	for k, g := range s.groups.All() {
@@ -139,8 +136,10 @@ func (s *Stream) copyHeader() *Stream {
 func (s *Stream) Check() error {
 	var live uint64
 	var prevLast ID
+	var nodeBytes int64
 	first := true
 	for k, nd := range s.rax.All() {
+		nodeBytes += int64(cap(nd.lp)) + nodeOverhead
 		mid := IDFromKey(k)
 		if err := ValidateNode(nd.lp, mid); err != nil {
 			return fmt.Errorf("node %s: %w", mid, err)
@@ -156,6 +155,9 @@ func (s *Stream) Check() error {
 			}
 		}
 		live += uint64(m.live)
+	}
+	if nodeBytes != s.nodeBytes {
+		return fmt.Errorf("stream: nodes take %d bytes, %d counted", nodeBytes, s.nodeBytes)
 	}
 	if err := s.checkCounters(live); err != nil {
 		return err

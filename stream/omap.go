@@ -312,14 +312,12 @@ func (m *omap[V]) clone() omap[V] {
 	return c
 }
 
-// bytes estimates the memory the map holds (MEMORY USAGE).
+// bytes estimates the memory the map holds (MEMORY USAGE, maxmemory)
+// from its counts alone, without a walk: the server counts it after every
+// write. The chunks' spare room is not counted.
 func (m *omap[V]) bytes(valSize int) int64 {
 	const perChunk = 80 + 48 // chunk header and its index slot
-	var n int64
-	for _, c := range m.idx.All() {
-		n += perChunk + int64(cap(c.ids))*KeyLen + int64(cap(c.vals)*valSize)
-	}
-	return n
+	return int64(m.idx.Len())*perChunk + int64(m.n)*int64(KeyLen+valSize)
 }
 
 // check verifies the map's structure: keys below their chunk's IDs and

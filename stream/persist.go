@@ -88,7 +88,7 @@ func fromNodes(st *State) (*Stream, error) {
 		prevLast = last
 		live += uint64(readMaster(nd.Listpack).live)
 		k := nd.Master.Key()
-		s.rax.Insert(k[:], &node{lp: nd.Listpack, epoch: s.epoch})
+		s.insertNode(k[:], &node{lp: nd.Listpack, epoch: s.epoch})
 		s.nodeHint = len(nd.Listpack)
 	}
 	if live != st.Length || st.EntriesAdded < st.Length {

@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"unsafe"
+
 	"github.com/redstream/redstream/listpack"
 	"github.com/redstream/redstream/radix"
 )
@@ -48,6 +50,10 @@ type Stream struct {
 	// the next node is allocated that large, so that a stream of similar
 	// entries fills each node's allocation exactly and leaves no garbage.
 	nodeHint int
+	// nodeBytes is what the nodes take (their allocations, handles and
+	// tree slots), kept as nodes come, go and grow, so that the server
+	// can count a stream's memory after every write without a walk.
+	nodeBytes int64
 
 	idmp idmpState
 
@@ -157,7 +163,7 @@ func (s *Stream) edit(key []byte, n *node) *node {
 	if n.epoch == s.epoch {
 		return n
 	}
-	c := &node{lp: cloneLP(n.lp), epoch: s.epoch}
+	c := &node{lp: cloneLP(n.lp), epoch: s.epoch} // same capacity: nodeBytes stays
 	s.rax.Insert(key, c)
 	if s.tail == n {
 		s.tail = c
@@ -209,7 +215,7 @@ func (s *Stream) tailFor(total int, lim Limits) (*node, master) {
 	if cap(n.lp)-len(n.lp) > len(n.lp)/8 {
 		// More slack than the allocator's size classes leave: shrink.
 		n = s.edit(s.tailKey[:], n)
-		n.lp = append(listpack.Listpack(nil), n.lp...)
+		s.setLP(n, append(listpack.Listpack(nil), n.lp...))
 	}
 	return nil, master{}
 }
@@ -225,8 +231,25 @@ func (s *Stream) startNode(id ID, fv [][]byte, lim Limits) {
 	}
 	n := &node{lp: newNodeBytes(id, fv, max(capacity, newNodeSize(fv))), epoch: s.epoch}
 	s.tailKey = id.Key()
-	s.rax.Insert(s.tailKey[:], n)
+	s.insertNode(s.tailKey[:], n)
 	s.tail = n
+}
+
+// nodeOverhead is what a node costs besides its listpack: its handle and
+// its slot in the tree.
+const nodeOverhead = int64(unsafe.Sizeof(node{})) + 48
+
+// insertNode stores a new node under key, counting its bytes.
+func (s *Stream) insertNode(key []byte, n *node) {
+	s.rax.Insert(key, n)
+	s.nodeBytes += int64(cap(n.lp)) + nodeOverhead
+}
+
+// setLP replaces node n's bytes (a copy or a grown slice), counting the
+// difference in allocation.
+func (s *Stream) setLP(n *node, lp listpack.Listpack) {
+	s.nodeBytes += int64(cap(lp) - cap(n.lp))
+	n.lp = lp
 }
 
 // appendTo appends the entry to the tail node n, whose master entry is m.
@@ -248,7 +271,7 @@ func (s *Stream) appendTo(n *node, m master, id ID, fv [][]byte) {
 		// (no quadratic copying) yet wastes little once the node is full.
 		lp = lp.Grow(max(need, len(lp)/4))
 	}
-	n.lp = appendEntry(lp, delta, flags, fv)
+	s.setLP(n, appendEntry(lp, delta, flags, fv))
 }
 
 // forgetTail drops the cached tail if it is n (a node being removed).

@@ -74,7 +74,7 @@ func (s *Stream) markDeleted(key []byte, n *node, off int, flags int64, count in
 	}
 	n = s.edit(key, n)
 	lp := n.lp.ReplaceInt(off, flags|flagDeleted)
-	n.lp = setCounts(lp, m.live-count, m.deleted+count)
+	s.setLP(n, setCounts(lp, m.live-count, m.deleted+count))
 }
 
 // setCounts rewrites a node's live and deleted counts.
@@ -86,6 +86,7 @@ func setCounts(lp listpack.Listpack, live, deleted int64) listpack.Listpack {
 
 func (s *Stream) removeNode(key []byte, n *node) {
 	s.rax.Delete(key)
+	s.nodeBytes -= int64(cap(n.lp)) + nodeOverhead
 	s.forgetTail(n)
 }
 
@@ -234,7 +235,7 @@ func (s *Stream) trimInside(key []byte, nd *node, mid ID, t *Trim) int64 {
 	}
 	// Like Redis, a node emptied here stays (with only tombstones) until
 	// a later trim or add moves past it.
-	nd.lp = setCounts(lp, m.live-n, m.deleted+n)
+	s.setLP(nd, setCounts(lp, m.live-n, m.deleted+n))
 	return n
 }
 
