@@ -49,7 +49,7 @@ func runServer(c *ucli.Context) (err error) {
 	defer closeLog()
 	defer func() {
 		if err != nil { // the caller prints it too, but logfile may be the only place anyone looks
-			logger.Error("redstream cannot go on", "err", err)
+			logger.Error("redstream cannot go on", "err", userMessage(err))
 		}
 	}()
 	// The order matters (DESIGN principle 8): the data directory's lock
