@@ -97,20 +97,28 @@ func TestCompressedQueueRecyclesNodes(t *testing.T) {
 		q.PushTail(v)
 		dst, _ = q.PopHeadAppend(dst[:0])
 	}
-	// AllocsPerRun rounds down to whole allocations per run: count them.
-	const ops = 20000
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range ops {
+	allocs := mallocsPerOp(20000, func() {
 		q.PushTail(v)
 		dst, _ = q.PopHeadAppend(dst[:0])
-	}
-	runtime.ReadMemStats(&after)
-	allocs := float64(after.Mallocs-before.Mallocs) / ops
+	})
 	t.Logf("%.4f allocations per push and pop", allocs)
 	if !raceEnabled && allocs > 0.05 { // one compressed node per 75 elements
 		t.Fatalf("compressed queue steady state allocates %v per op", allocs)
 	}
+}
+
+// mallocsPerOp runs fn ops times and returns the heap allocations per
+// run. testing.AllocsPerRun would round down to whole allocations per
+// run, so a rare allocation (a new node every few dozen pushes) could
+// never fail a test.
+func mallocsPerOp(ops int, fn func()) float64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range ops {
+		fn()
+	}
+	runtime.ReadMemStats(&after)
+	return float64(after.Mallocs-before.Mallocs) / float64(ops)
 }
 
 // TestBytesCountsCompressed checks that Bytes, and so MEMORY USAGE,
