@@ -90,17 +90,7 @@ func TestCompressRules(t *testing.T) {
 // decompressed at the tail, so a queue still allocates almost nothing
 // but the compressed copies.
 func TestCompressedQueueRecyclesNodes(t *testing.T) {
-	q := compressibleList(5000, 1)
-	v := fmt.Appendf(nil, "job-%07d:%088d", 1, 0)
-	var dst []byte
-	for range 5000 {
-		q.PushTail(v)
-		dst, _ = q.PopHeadAppend(dst[:0])
-	}
-	allocs := mallocsPerOp(20000, func() {
-		q.PushTail(v)
-		dst, _ = q.PopHeadAppend(dst[:0])
-	})
+	allocs := queueAllocsPerOp(compressibleList(5000, 1), fmt.Appendf(nil, "job-%07d:%088d", 1, 0))
 	t.Logf("%.4f allocations per push and pop", allocs)
 	if !raceEnabled && allocs > 0.05 { // one compressed node per 75 elements
 		t.Fatalf("compressed queue steady state allocates %v per op", allocs)
@@ -119,6 +109,20 @@ func mallocsPerOp(ops int, fn func()) float64 {
 	}
 	runtime.ReadMemStats(&after)
 	return float64(after.Mallocs-before.Mallocs) / float64(ops)
+}
+
+// queueAllocsPerOp uses q as a queue of v (push one, pop one) until it
+// is in its steady state, then returns the allocations per push and pop.
+func queueAllocsPerOp(q *Quicklist, v []byte) float64 {
+	var dst []byte
+	op := func() {
+		q.PushTail(v)
+		dst, _ = q.PopHeadAppend(dst[:0])
+	}
+	for range 5000 {
+		op()
+	}
+	return mallocsPerOp(20000, op)
 }
 
 // TestBytesCountsCompressed checks that Bytes, and so MEMORY USAGE,
