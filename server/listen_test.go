@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,22 +13,14 @@ func TestPortZeroTurnsTCPOff(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Port = 0
 	cfg.UnixSocket = filepath.Join(t.TempDir(), "redstream.sock")
-	s, err := New(cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close(t.Context())
-	addrs := s.Addrs()
+	addrs := listening(t, cfg).Addrs()
 	if len(addrs) != 1 || addrs[0].Network() != "unix" {
 		t.Fatalf("port 0 with a unix socket listens on %v, want the socket only", addrs)
 	}
 
 	cfg.UnixSocket = ""
 	s2, _ := New(cfg, Options{})
-	err = s2.Listen()
+	err := s2.Listen()
 	if err == nil {
 		s2.Close(t.Context())
 		t.Fatalf("port 0 without a unix socket listened on %v, want a refusal", s2.Addrs())
@@ -45,6 +38,19 @@ func TestPortRandomPicksOneFreePort(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Bind = []string{"127.0.0.1", "-::1"}
+	s := listening(t, cfg)
+	got, _ := s.cfg.Get("port")
+	for _, a := range s.Addrs() {
+		if !strings.HasSuffix(a.String(), ":"+got) || got == "0" {
+			t.Fatalf("listening on %v, CONFIG GET port says %s", s.Addrs(), got)
+		}
+	}
+}
+
+// listening returns a server for cfg that has bound its listeners; the
+// test's cleanup closes it.
+func listening(t *testing.T, cfg Config) *Server {
+	t.Helper()
 	s, err := New(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -52,11 +58,6 @@ func TestPortRandomPicksOneFreePort(t *testing.T) {
 	if err := s.Listen(); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close(t.Context())
-	got, _ := s.cfg.Get("port")
-	for _, a := range s.Addrs() {
-		if !strings.HasSuffix(a.String(), ":"+got) || got == "0" {
-			t.Fatalf("listening on %v, CONFIG GET port says %s", s.Addrs(), got)
-		}
-	}
+	t.Cleanup(func() { s.Close(context.Background()) }) // t.Context is done by then
+	return s
 }
