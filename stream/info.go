@@ -79,11 +79,14 @@ func raxNodes(keys [][KeyLen]byte, depth int, forced bool) int {
 // maxmemory: the nodes (counted as they change), the groups, and the
 // IDMP maps. It walks no nodes, so the server calls it after every write.
 func (s *Stream) MemoryUsage() int64 {
-	n := int64(unsafe.Sizeof(Stream{})) + s.nodeBytes
+	n := int64(unsafe.Sizeof(Stream{})) + s.nodeBytes + int64(s.idmp.idmpBytes())
+	if s.groups.Len() == 0 {
+		return n // no iterator to allocate: the server asks after every XADD
+	}
 	for _, g := range s.groups.All() {
 		n += g.memory()
 	}
-	return n + int64(s.idmp.idmpBytes())
+	return n
 }
 
 // Clone returns a deep copy of the stream (for COPY).
