@@ -489,8 +489,10 @@ func (g *Group) clone() *Group {
 func (g *Group) memory() int64 {
 	const perConsumer = 64 + 48 + 48 // struct, name tree slot, handle slot
 	n := int64(len(g.name)) + 160 + g.pel.bytes(24)
-	for _, c := range g.consumers.All() {
-		n += perConsumer + int64(len(c.name)) + c.pel.bytes(0)
+	for _, c := range g.owners { // by handle: a slice walk, no iterator to allocate
+		if c != nil {
+			n += perConsumer + int64(len(c.name)) + c.pel.bytes(0)
+		}
 	}
 	return n
 }

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"fmt"
+	"github.com/redstream/redstream/radix"
 	"unsafe"
 
 	"github.com/redstream/redstream/listpack"
@@ -81,10 +82,17 @@ func raxNodes(keys [][KeyLen]byte, depth int, forced bool) int {
 func (s *Stream) MemoryUsage() int64 {
 	n := int64(unsafe.Sizeof(Stream{})) + s.nodeBytes + int64(s.idmp.idmpBytes())
 	if s.groups.Len() == 0 {
-		return n // no iterator to allocate: the server asks after every XADD
+		return n
 	}
-	for _, g := range s.groups.All() {
-		n += g.memory()
+	// The server asks after every write: reuse one iterator rather than
+	// allocate one per call.
+	if s.groupScan == nil {
+		s.groupScan = s.groups.Seek(radix.First, nil)
+	} else {
+		s.groupScan.Seek(radix.First, nil)
+	}
+	for s.groupScan.Next() {
+		n += s.groupScan.Value().memory()
 	}
 	return n
 }

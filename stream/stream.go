@@ -41,6 +41,7 @@ type Stream struct {
 	// scan is a reusable radix iterator for trimming from the head;
 	// reader is one for Range, lent to one Iterator at a time (readerBusy).
 	scan       *radix.Iterator[*node]
+	groupScan  *radix.Iterator[*Group] // reused by MemoryUsage
 	reader     *radix.Iterator[*node]
 	readerBusy bool
 	// epoch is the generation that owns nodes created or copied now; a
