@@ -71,15 +71,22 @@ func listDeliveryRow(rate, total int) Row {
 		Rounds:  deliveryRounds,
 		Metrics: latencyMetrics(name, 1.5),
 		Run: func(t *Target) ([]float64, error) {
-			var lat []time.Duration
-			cpu, err := cpuPer(t, total, func() (err error) {
-				lat, err = listDeliver(t.Addr, 1, 1, total, rate)
-				return err
-			})
-			p50, p99, p999 := tail(lat)
-			return []float64{p50, p99, p999, cpu}, err
+			return latencyFigures(t, total, func() ([]time.Duration, error) { return listDeliver(t.Addr, 1, 1, total, rate) })
 		},
 	}
+}
+
+// latencyFigures runs deliver, which delivers total messages, and returns
+// the latency rows' figures: p50, p99 and p99.9 of the messages' delivery
+// latencies, and the server's CPU per message.
+func latencyFigures(t *Target, total int, deliver func() ([]time.Duration, error)) ([]float64, error) {
+	var lat []time.Duration
+	cpu, err := cpuPer(t, total, func() (err error) {
+		lat, err = deliver()
+		return err
+	})
+	p50, p99, p999 := tail(lat)
+	return []float64{p50, p99, p999, cpu}, err
 }
 
 // listDeliver runs producers pushing total timestamped messages (paced to
@@ -163,13 +170,7 @@ func streamDeliveryRow(rate, total int) Row {
 			if err := createGroup(t, key); err != nil {
 				return nil, err
 			}
-			var lat []time.Duration
-			cpu, err := cpuPer(t, total, func() (err error) {
-				lat, err = streamDeliver(t, key, total, rate)
-				return err
-			})
-			p50, p99, p999 := tail(lat)
-			return []float64{p50, p99, p999, cpu}, err
+			return latencyFigures(t, total, func() ([]time.Duration, error) { return streamDeliver(t, key, total, rate) })
 		},
 	}
 }

@@ -34,6 +34,16 @@ func dialT(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
 	return c, bufio.NewReader(c)
 }
 
+// consumerAndProducer serves a test server on loopback and connects a
+// consumer and a producer to it.
+func consumerAndProducer(t *testing.T) (s *Server, cons net.Conn, cr *bufio.Reader, prod net.Conn, pr *bufio.Reader) {
+	s = newTestServer(t, nil)
+	addr := tcpServer(t, s)
+	cons, cr = dialT(t, addr)
+	prod, pr = dialT(t, addr)
+	return s, cons, cr, prod, pr
+}
+
 // clientNamed returns the client called name. Lock should be held.
 func clientNamed(s *Server, name string) *Client {
 	for _, c := range s.clients {
@@ -66,10 +76,7 @@ func waitParked(t *testing.T, s *Server, name string) {
 // a goroutine switch per message); it stays parked until its next
 // command, which it then runs as usual.
 func TestHandedOffClientStaysParked(t *testing.T) {
-	s := newTestServer(t, nil)
-	addr := tcpServer(t, s)
-	cons, cr := dialT(t, addr)
-	prod, pr := dialT(t, addr)
+	s, cons, cr, prod, pr := consumerAndProducer(t)
 	fmt.Fprint(cons, "CLIENT SETNAME consumer\r\nBRPOP q 0\r\n")
 	cr.ReadString('\n')
 	waitParked(t, s, "consumer")
@@ -96,10 +103,7 @@ func TestHandedOffClientStaysParked(t *testing.T) {
 // written in part by the pusher; the owner, not woken by the serve, must
 // be woken to write the rest, or its client waits forever for it.
 func TestHandoffRestWritten(t *testing.T) {
-	s := newTestServer(t, nil)
-	addr := tcpServer(t, s)
-	cons, cr := dialT(t, addr)
-	prod, pr := dialT(t, addr)
+	s, cons, cr, prod, pr := consumerAndProducer(t)
 	fmt.Fprint(cons, "BRPOP q 0\r\n")
 	waitBlocked(t, s, 1)
 	big := strings.Repeat("x", 16<<20) // far past any socket buffer
@@ -122,10 +126,7 @@ func TestHandoffRestWritten(t *testing.T) {
 // while its client is blocked waits in the buffer; serving the client
 // must then wake it to run that command, though its reply was handed off.
 func TestServedClientRunsWhatItSentWhileBlocked(t *testing.T) {
-	s := newTestServer(t, nil)
-	addr := tcpServer(t, s)
-	cons, cr := dialT(t, addr)
-	prod, pr := dialT(t, addr)
+	s, cons, cr, prod, pr := consumerAndProducer(t)
 	fmt.Fprint(cons, "CLIENT SETNAME consumer\r\nBLPOP q 0\r\n")
 	cr.ReadString('\n')
 	waitBlocked(t, s, 1)
