@@ -120,10 +120,7 @@ type AOF struct {
 
 	// Lingering (appendfsync always): the next round waits, briefly, for
 	// the clients the last round released to queue their next frames.
-	lastSync    time.Duration // how long the last round's write and fsync took
-	expectUntil uint64        // the next round waits until appended reaches this...
-	lingering   bool          // ...and a leader is waiting for the next frame
-	arrived     chan struct{} // Append's word that one came
+	lastSync time.Duration // how long the last round's write and fsync took
 
 	background sync.WaitGroup // fsyncs of replaced increments (rotateFile)
 
@@ -164,7 +161,7 @@ func OpenAOF(opt AOFOptions) (*AOF, error) {
 	if opt.Quarantine == "" {
 		opt.Quarantine = filepath.Join(opt.Dir, "quarantine")
 	}
-	a := &AOF{opt: opt, fs: opt.FS, kick: make(chan struct{}, 1), arrived: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+	a := &AOF{opt: opt, fs: opt.FS, kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 	a.cond = sync.NewCond(&a.mu)
 	a.fsync.Store(int32(opt.Fsync))
 	a.stats.LastWriteOK = true
@@ -334,16 +331,6 @@ func (a *AOF) Append(recs []server.Record) uint64 {
 	a.pending, a.scratch = appendFrame(a.pending, a.scratch, recs)
 	a.appended++
 	seq := a.appended
-	if a.lingering {
-		a.lingering = false
-		// Never block here (we hold a.mu and the server's lock): a word
-		// left over from an earlier wait may still fill the buffer, and
-		// the lingerer it wakes needs a.mu to go on. One word is enough.
-		select {
-		case a.arrived <- struct{}{}:
-		default:
-		}
-	}
 	a.mu.Unlock()
 	return seq
 }
@@ -363,8 +350,6 @@ func (a *AOF) Wait(seq uint64) error {
 		case a.err != nil && seq <= a.failedTo: // our frame was in the failed write
 			return a.err
 		case !a.leader && a.open:
-			a.linger()
-			a.gather()
 			a.lead() // nobody is writing: write everyone's frames ourselves
 			continue
 		case !a.open:
@@ -475,76 +460,6 @@ func (a *AOF) notify() {
 	}
 	clear(a.waiting[len(kept):])
 	a.waiting = kept
-}
-
-// Lingering bounds: a round waits at most the last round's duration (and
-// never more than maxLinger), and stops once no frame has come for a
-// quarter of that: the clients it waits for may be busy elsewhere.
-const maxLinger = time.Millisecond
-
-// linger holds the next round of an fsync-always file back until the
-// clients the last round released have queued their next frames. Without
-// it, many clients split into cohorts that alternate rounds: the frames
-// that queued during one fsync are written at once, while the clients
-// just released are still answering, so each fsync carries a fraction of
-// them. Redis gets whole batches from its event loop, which reads every
-// client before its fsync. A lone client costs nothing: its next frame is
-// the one expected. a.mu must be held; it is released while waiting.
-func (a *AOF) linger() {
-	if a.policy() != FsyncAlways || a.appended >= a.expectUntil || len(a.rotations) > 0 {
-		return
-	}
-	a.leader = true // nobody else starts the round meanwhile
-	end := time.Now().Add(min(a.lastSync, maxLinger))
-	gap := a.lastSync / 4
-	t := time.NewTimer(gap)
-	defer t.Stop()
-	for a.appended < a.expectUntil {
-		a.lingering = true
-		a.mu.Unlock()
-		quiet := false
-		select {
-		case <-a.arrived:
-		case <-t.C:
-			quiet = true
-		}
-		a.mu.Lock()
-		if a.lingering { // no word from Append: take back the one it may yet send
-			a.lingering = false
-			select {
-			case <-a.arrived:
-			default:
-			}
-		}
-		left := time.Until(end)
-		if quiet || left <= 0 {
-			break
-		}
-		t.Reset(min(gap, left))
-	}
-	a.leader = false
-}
-
-// gather lets the goroutines that are ready to run go first, once, before
-// a round. Under load those are other clients about to queue their
-// frames, so one write(2) then carries them all instead of one write
-// each: Redis's event loop gets the same batching by reading every ready
-// client before it writes the AOF. The caller holds the lead meanwhile,
-// so they wait for its round rather than start their own. A lone client
-// loses nothing: nobody else is ready to run.
-//
-// Under always it matters most with a single P (GOMAXPROCS=1, as in a
-// one-CPU container). A woken leader runs next on its waker's P and
-// inherits its time slice, so without the yield leaders could pass the
-// lead to each other while the clients the netpoller readied waited
-// behind them: rounds fell to 2-5 frames and LPUSH with 50 clients from
-// about 75k to 18-57k/s. a.mu must be held; it is released while yielding.
-func (a *AOF) gather() {
-	a.leader = true
-	a.mu.Unlock()
-	runtime.Gosched()
-	a.mu.Lock()
-	a.leader = false
 }
 
 // lead makes the caller the writer for one round: what is queued now is
@@ -711,7 +626,6 @@ func (a *AOF) flushOnce() bool {
 	a.size += int64(n)
 	a.mu.Lock()
 	a.lastSync = took
-	a.expectUntil = a.appended + (upto - a.written) // as many as it released
 	a.written = upto
 	if a.policy() == FsyncAlways {
 		a.synced = upto

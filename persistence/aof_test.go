@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/redstream/redstream/server"
 )
@@ -376,40 +375,6 @@ func TestAOFGroupCommit(t *testing.T) {
 	t.Logf("%d appends from %d writers took %d fsyncs", writers*each, writers, syncs)
 }
 
-// TestAOFAppendStaleLingerWord: the word Append leaves for a lingering
-// leader may still sit in its one-slot channel when the next Append comes
-// (the lingerer timed out and has yet to take it back). Append runs under
-// the server's lock, so it must never wait for room: it once did, and the
-// whole server stopped.
-func TestAOFAppendStaleLingerWord(t *testing.T) {
-	a, _ := openTestAOF(t, nil, FsyncAlways)
-	a.Load(nil, nil)
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	a.mu.Lock()
-	a.arrived <- struct{}{} // the word of an earlier Append, not yet taken back
-	a.lingering = true      // a leader lingers again
-	a.mu.Unlock()
-	appended := make(chan uint64, 1)
-	go func() { appended <- a.Append([]server.Record{rec(1, 0, "RPUSH", "q", "x")}) }()
-	select {
-	case ticket := <-appended:
-		if err := a.Wait(ticket); err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		<-a.arrived // let the stuck Append finish so Close can run
-		<-appended
-		t.Fatal("Append waited for the lingerer to take an old word")
-	}
-}
-
-// TestAOFDiskFull: while writes fail the waits report the error and Err
-// is set (the server answers MISCONF); when space returns the queued
-// records are written, nothing is lost or duplicated, and a partial write
-// left no garbage.
 func TestAOFDiskFull(t *testing.T) {
 	fs := &countingFS{}
 	a, dir := openTestAOF(t, fs, FsyncAlways)

@@ -136,21 +136,41 @@ func (s *Server) logDirect(db int, now int64, argv ...[]byte) {
 	s.pendingChanges++
 }
 
-// commit hands the records queued since the last commit to the log, wakes
-// the blocked clients the command served, and returns the ticket to wait
-// for before replying. Lock should be held.
-func (s *Server) commit() uint64 { return s.commitBy(nil) }
-
-// commitBy is commit for client by's commands: the replies of the clients
-// they served go to by to write (handoff.go). Lock should be held.
+// commit hands the records queued since the last commit to the log,
+// queues the replies of the blocked clients the commands served to be
+// written, and returns the commit's ticket (0: it logged nothing). Lock
+// should be held.
 //
-// It returns this commit's own ticket (0: it logged nothing). A reply
-// that shows data waits for more: the newest ticket the log has handed
-// out (seenTicket), since it may show any write applied before it — a
-// read of a key another client just pushed to — so it leaves only once
-// every such write is durable (DESIGN principle 3). That is what Redis
-// does too: every reply of an event-loop turn waits for the turn's fsync.
-func (s *Server) commitBy(by *Client) (ticket uint64) {
+// A reply that shows data waits for more than its own records: the
+// newest ticket the log has handed out (seenTicket), since it may show
+// any write applied before it — a read of a key another client just
+// pushed to — so it leaves only once every such write is durable (DESIGN
+// principle 3). That is what Redis does too: every reply of an
+// event-loop pass waits for the pass's fsync.
+func (s *Server) commit() (ticket uint64) {
+	ticket = s.logPending()
+	for _, c := range s.served {
+		c.ranCommand = true // its reply shows what its re-run took
+		s.loop.markDirty(c)
+		s.loop.markRunnable(c) // the commands it pipelined behind
+	}
+	clear(s.served)
+	s.served = s.served[:0]
+	for _, c := range s.loop.dirty {
+		if c.ranCommand {
+			// A refusal shows no data, so a client whose commands were
+			// all refused (MISCONF while the disk is full) waits for
+			// nothing but its own writes.
+			c.durable = max(c.durable, s.seenTicket())
+			c.ranCommand = false
+		}
+	}
+	return ticket
+}
+
+// logPending hands the records queued since the last commit to the log
+// and returns their ticket (0: none). Lock should be held.
+func (s *Server) logPending() (ticket uint64) {
 	s.stats.dirty += s.pendingChanges
 	s.pendingChanges = 0
 	if len(s.pending) > 0 {
@@ -161,21 +181,6 @@ func (s *Server) commitBy(by *Client) (ticket uint64) {
 		clear(s.pending) // drop references to argv buffers
 		s.pending = s.pending[:0]
 	}
-	for _, c := range s.served {
-		// A served client's reply waits for this commit, which holds its
-		// own records (the pop that served it): before it, nothing is sent.
-		c.durable = max(c.durable, s.seenTicket())
-		// A reply handed to by to write needs no wake, unless commands
-		// the client pipelined wait behind it: the client stays parked
-		// in its read, and sees it was served when its next command (or
-		// its close) arrives. Waking it costs a timer, a netpoll round
-		// trip and a goroutine switch per message.
-		if !by.takeReply(c) || c.queued {
-			c.wake()
-		}
-	}
-	clear(s.served)
-	s.served = s.served[:0]
 	return ticket
 }
 

@@ -56,6 +56,7 @@ func newTestServer(t testing.TB, log Log) *Server {
 // pipeConn is an in-process client connection.
 type pipeConn struct {
 	t    testing.TB
+	s    *Server
 	conn net.Conn
 	r    *bufio.Reader
 	done chan struct{}
@@ -64,7 +65,7 @@ type pipeConn struct {
 func connect(t testing.TB, s *Server) *pipeConn {
 	t.Helper()
 	client, srv := net.Pipe()
-	p := &pipeConn{t: t, conn: client, r: bufio.NewReader(client), done: make(chan struct{})}
+	p := &pipeConn{t: t, s: s, conn: client, r: bufio.NewReader(client), done: make(chan struct{})}
 	go func() { s.handleConn(srv); close(p.done) }()
 	t.Cleanup(func() { client.Close(); <-p.done })
 	return p
@@ -79,10 +80,13 @@ func (p *pipeConn) do(args ...string) string {
 	for _, a := range args {
 		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
 	}
+	p.s.sync() // what the test did before comes before the command
 	if _, err := p.conn.Write([]byte(b.String())); err != nil {
 		p.t.Fatal(err)
 	}
-	return p.readReply()
+	reply := p.readReply()
+	p.s.sync()
+	return reply
 }
 
 func (p *pipeConn) readReply() string {

@@ -2,16 +2,19 @@ package server
 
 import (
 	"bytes"
+	"container/heap"
 	"container/list"
 	"time"
 )
 
-// Blocking, the way Redis does it (blocked.c), in goroutines:
+// Blocking, the way Redis does it (blocked.c):
 //
 //  1. A blocking command that finds nothing calls Ctx.block. Still under
 //     the keyspace lock, blockClient queues the client on each key's FIFO
-//     (DB.waiters) and the connection goroutine parks in waitBlocked,
-//     reading its socket so a disconnect is seen at once.
+//     (DB.waiters), and its timeout, if any, on the loop's timer heap.
+//     The loop goes on reading its socket, so a disconnect is seen at
+//     once (and unblocks it: it takes nothing), and commands it
+//     pipelines behind wait in its input.
 //  2. A write that may feed waiters (a push) calls signalReady: it notes
 //     the key once, and costs a map lookup when nobody waits.
 //  3. After every command, still under the lock, serveReady walks each
@@ -20,8 +23,9 @@ import (
 //     reply is already in its buffer, and its write is logged with the
 //     command's records. Served writes may make more keys ready (BLMOVE
 //     pushes), so the walk repeats until nothing is ready.
-//  4. commit wakes the served goroutines, which wait for durability and
-//     flush. Nobody polls, and the first to block is the first served.
+//  4. commit queues the served clients' replies to be written in the same
+//     pass of the loop, once durable, and their pipelined commands to
+//     run. Nobody polls, and the first to block is the first served.
 
 // blockState is a blocked client's wait.
 type blockState struct {
@@ -31,9 +35,7 @@ type blockState struct {
 	keys          []string
 	links         []*list.Element // the client's place in each key's queue
 	deadline      time.Time       // zero: wait forever
-	earlierOutput []byte          // replies of pipelined commands before this one
 	done          bool            // the wait is over: served, timed out, unblocked or gone
-	gone          bool            // it ended because the peer disconnected
 	// XREADGROUP only (group_block.go): the timer that re-runs a CLAIM
 	// read when a pending entry becomes idle enough.
 	claim *time.Timer
@@ -52,8 +54,6 @@ func (s *Server) blockClient(c *Client, x *Ctx) {
 		db:       x.db.index,
 		deadline: x.blockDeadline,
 	}
-	b.earlierOutput = bytes.Clone(c.out.Bytes())
-	c.out.Reset()
 	for _, k := range x.blockKeys {
 		key := string(k)
 		q := x.db.waiters[key]
@@ -66,13 +66,16 @@ func (s *Server) blockClient(c *Client, x *Ctx) {
 	}
 	c.blocked = b
 	s.stats.blockedClients++
+	if !b.deadline.IsZero() {
+		heap.Push(&s.loop.timers, blockTimer{at: b.deadline, c: c, b: b})
+	}
 	if waitsOnGroup(b.cmd) {
 		s.watchGroupWait(c)
 	}
 }
 
 // unblock takes c out of every queue and ends its wait; the caller writes
-// its reply, if any, and wakes it. Lock should be held.
+// its reply, if any. Lock should be held.
 func (s *Server) unblock(c *Client) {
 	b := c.blocked
 	db := s.dbs[b.db]
@@ -88,6 +91,7 @@ func (s *Server) unblock(c *Client) {
 	}
 	b.keys, b.links = nil, nil
 	b.done = true
+	c.blocked = nil
 	s.stats.blockedClients--
 }
 
@@ -145,20 +149,13 @@ func (s *Server) serveKey(db *DB, key string) {
 		if o := db.keys[key]; !waitsOnGroup(b.cmd) && (o == nil || typeName(o) != b.cmd.Group) {
 			continue
 		}
-		if peerClosed(c.conn) {
-			// Its socket already says goodbye: give it nothing.
-			s.unblock(c)
-			b.gone = true
-			c.wake()
-			continue
-		}
 		s.rerun(c)
 	}
 }
 
 // rerun executes a blocked client's command again, without blocking. If
-// it was served, the client is unblocked and woken at commit. Lock should
-// be held.
+// it was served, the client is unblocked and its reply written by the
+// loop after commit. Lock should be held.
 func (s *Server) rerun(c *Client) {
 	b := c.blocked
 	x := &c.ctx
@@ -195,7 +192,8 @@ func (s *Server) unblockByRequest(c *Client, withError bool) bool {
 		c.out.NullArray() // as a timeout: Redis answers a null array
 	}
 	s.countUnblocked(b, withError)
-	c.wake()
+	s.loop.markDirty(c)
+	s.loop.markRunnable(c)
 	return true
 }
 

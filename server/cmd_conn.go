@@ -537,14 +537,8 @@ func (s *Server) kill(self, c *Client) {
 		return
 	}
 	// Gone at once, as in Redis: no longer listed, unblocked without a
-	// reply, watches dropped; its goroutine ends on the closed socket.
-	if b := c.blocked; b != nil && !b.done {
-		s.unblock(c)
-		b.gone = true
-	}
-	s.unwatchAll(c)
-	delete(s.clients, c.id)
-	c.conn.Close()
+	// reply, watches dropped.
+	s.closeClient(c)
 }
 
 // sortedClients lists clients by ID. Lock should be held.

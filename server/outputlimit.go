@@ -16,17 +16,15 @@ import (
 // Output a client holds, and Redis's client-output-buffer-limit.
 //
 // A client's held output is the reply bytes the server keeps for it and
-// its peer has not taken yet: replies still in its buffer, the part of a
-// write under way that the socket has not accepted, a served reply handed
-// to another client to write (handoff.go). CLIENT LIST shows it as omem,
-// INFO as client_recent_max_output_buffer and in mem_clients_normal.
+// its peer has not taken yet: CLIENT LIST shows it as omem, INFO as
+// client_recent_max_output_buffer and in mem_clients_normal.
 //
-// A connection goroutine writes a turn's output before it runs the next
-// turn (client.go), so a client that stops reading holds one turn's
-// output, not everything it asked for: its goroutine waits in the write.
-// What ends that wait, as in Redis:
-//   - timeout: a write that makes no progress for that long fails, and
-//     the client is closed (write deadlines, Client.send);
+// The loop writes a turn's output before it runs the client's next turn,
+// and runs none while the socket has not taken it all (client.go), so a
+// client that stops reading holds one turn's output, not everything it
+// asked for. What ends that wait, as in Redis:
+//   - timeout: a client idle that long — no command, no input, no write
+//     that made progress — is closed (clientsCron);
 //   - the limits of the client's class: at the end of each turn (the
 //     reply just built) and once a second for every client (the cron; a
 //     write that stays stuck, a soft limit that stays exceeded, a limit
@@ -235,16 +233,8 @@ func strToSeconds(s string) (int64, bool) {
 func (c *Client) outputClass() int { return ClassNormal }
 
 // heldOutput is the reply bytes held for c that its peer has not taken.
-// During a flush, c.out still holds the bytes being written; unsent
-// counts what of them (and of other writes) the socket has not accepted.
 // Lock should be held.
-func (c *Client) heldOutput() int64 {
-	n := int64(c.out.Len()-c.flushing) + c.unsent.Load()
-	if b := c.blocked; b != nil {
-		n += int64(len(b.earlierOutput))
-	}
-	return n
-}
+func (c *Client) heldOutput() int64 { return int64(c.out.Len() - c.sent) }
 
 // outputLimitReached checks held against c's class limits, keeping the
 // time the soft limit was first seen exceeded, as Redis's
@@ -295,6 +285,7 @@ func (c *Client) checkTurnOutput() {
 	s.stats.outputLimitDisconnections++
 	s.released.add(cap(c.out.Bytes()))
 	c.out = resp.Writer{Proto: c.out.Proto} // dropped, not written
+	c.sent = 0
 	c.closeASAP = true
 }
 
@@ -311,7 +302,15 @@ func (s *Server) clientsCron(now time.Time) {
 	st.peakOut[slot] = max(st.peakOut[slot], st.turnPeakOut)
 	st.turnPeakOut = 0
 	var mem int64
+	idle := time.Duration(s.cfg.Timeout) * time.Second
 	for _, c := range s.clients {
+		if idle > 0 && c.blocked == nil && now.Sub(c.lastInteraction) > idle {
+			// As Redis's clientsCronHandleTimeout: a blocked client waits
+			// for its own timeout instead.
+			s.logger.Debug("Closing idle client", "addr", c.raddr, "unsent", c.heldOutput())
+			s.closeClient(c)
+			continue
+		}
 		held := c.heldOutput()
 		in := c.qbuf.Load()
 		st.peakIn[slot] = max(st.peakIn[slot], in)
@@ -322,7 +321,7 @@ func (s *Server) clientsCron(now time.Time) {
 		}
 		s.logger.Warn(fmt.Sprintf("Client %s closed for overcoming of output buffer limits.", c.infoLine(now.UnixMilli())))
 		st.outputLimitDisconnections++
-		s.kill(nil, c) // its write fails on the closed socket; what it held goes with it
+		s.kill(nil, c) // what it held goes with it
 	}
 	st.memClientsNormal = mem
 }

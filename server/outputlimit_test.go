@@ -1,12 +1,9 @@
 package server
 
 import (
-	"io"
 	"math"
-	"net"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -200,53 +197,5 @@ func TestMemoryLimitFollowsMaxmemory(t *testing.T) {
 		if got := debug.SetMemoryLimit(-1); got != tc.want {
 			t.Errorf("maxmemory %d: Go memory limit %d, want %d", tc.maxmemory, got, tc.want)
 		}
-	}
-}
-
-// TestHandoffAfterWriteDeadline: with `timeout` set, the owner's writes
-// leave a write deadline on the connection; a pusher delivering a served
-// reply later, past that deadline, must still write it at once.
-func TestHandoffAfterWriteDeadline(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Timeout = 1
-	s, err := New(cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	peer, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer peer.Close()
-	conn, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	c := &Client{s: s, conn: conn}
-	c.raw, _ = conn.(syscall.Conn).SyscallConn()
-
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.unsent.Add(2)
-	if err := c.send([]byte("+A")); err != nil || !c.wdeadline {
-		t.Fatalf("send = %v, deadline set %v", err, c.wdeadline)
-	}
-	_ = conn.SetWriteDeadline(time.Unix(1, 0)) // as if `timeout` passed since
-	c.handoff = append(c.handoff, "+B"...)
-	c.unsent.Add(2)
-	c.writeHandoffNow()
-	if len(c.handoff) != 0 || c.unsent.Load() != 0 {
-		t.Fatalf("after the handoff: %q unwritten, unsent %d", c.handoff, c.unsent.Load())
-	}
-	buf := make([]byte, 4)
-	_ = peer.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if _, err := io.ReadFull(peer, buf); err != nil || string(buf) != "+A+B" {
-		t.Fatalf("peer read %q, %v", buf, err)
 	}
 }

@@ -83,21 +83,13 @@ type Server struct {
 	runID       string
 	started     time.Time
 	nextID      atomic.Int64
-	nClients    atomic.Int64 // connected clients, for maxclients
 	listeners   []net.Listener
-	conns       sync.WaitGroup
+	loop        *eventLoop // serves every client (loop_linux.go)
 	closing     atomic.Bool
 	closeOnce   sync.Once
 	serving     atomic.Bool // Serve has started the cron
 	cronDone    chan struct{}
-	limits      atomic.Pointer[connLimits]
 	released    releasedMemory // big buffers dropped, for the cron to return to the OS
-}
-
-// connLimits are the settings connection goroutines read without the lock.
-type connLimits struct {
-	idleTimeout time.Duration
-	reader      resp.Limits
 }
 
 // New returns a server with cfg; Listen and Serve start it.
@@ -134,6 +126,9 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s.startupBytes = heapInUse()
 	s.memLimitFor = -1
 	s.applyConfig()
+	if err := s.initLoop(); err != nil {
+		return nil, fmt.Errorf("server: event loop: %w", err)
+	}
 	return s, nil
 }
 
@@ -143,8 +138,8 @@ func newRunID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// applyConfig publishes the settings connection goroutines read without
-// the lock. Lock should be held (or the server not yet started).
+// applyConfig applies the settings that act outside the command that
+// changed them. Lock should be held (or the server not yet started).
 func (s *Server) applyConfig() {
 	if s.logLevel != nil {
 		s.logLevel.Set(LogLevel(s.cfg.LogLevel))
@@ -153,13 +148,6 @@ func (s *Server) applyConfig() {
 		setMemoryLimitFor(s.cfg.MaxMemory)
 		s.memLimitFor = s.cfg.MaxMemory
 	}
-	s.limits.Store(&connLimits{
-		idleTimeout: time.Duration(s.cfg.Timeout) * time.Second,
-		reader: resp.Limits{
-			MaxBulkLen:  s.cfg.ProtoMaxBulkLen,
-			MaxQueryBuf: int(min(s.cfg.ClientQueryBufferLimit, int64(^uint(0)>>1))),
-		},
-	})
 }
 
 // Listen opens the configured TCP and unix listeners. A bind address
@@ -262,11 +250,7 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 			}
 			return err
 		}
-		s.conns.Add(1)
-		go func() {
-			defer s.conns.Done()
-			s.handleConn(conn)
-		}()
+		s.adopt(conn)
 	}
 }
 
@@ -274,23 +258,21 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 // owner then calls Close.
 func (s *Server) ShutdownRequested() <-chan string { return s.shutdownBy }
 
-// Close stops accepting, disconnects every client, waits for their
-// goroutines and stops the cron. It is safe to call more than once.
+// Close stops accepting, disconnects every client, stops the event loop
+// and the cron. It is safe to call more than once.
 func (s *Server) Close(ctx context.Context) error {
-	s.closeOnce.Do(func() {
-		s.closing.Store(true)
-		s.closeListeners()
-		s.mu.Lock()
-		for _, c := range s.clients {
-			c.conn.Close()
-		}
-		s.mu.Unlock()
-		if s.serving.Swap(true) { // else no cron ever ran: Serve was never called
-			<-s.cronDone
-		}
-	})
 	done := make(chan struct{})
-	go func() { s.conns.Wait(); close(done) }()
+	go func() {
+		s.closeOnce.Do(func() {
+			s.closing.Store(true)
+			s.closeListeners()
+			s.loop.stop()
+			if s.serving.Swap(true) { // else no cron ever ran: Serve was never called
+				<-s.cronDone
+			}
+		})
+		close(done)
+	}()
 	select {
 	case <-done:
 		return nil

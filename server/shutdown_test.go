@@ -123,7 +123,9 @@ func TestBackgroundJobsOneAtATime(t *testing.T) {
 		s.mu.Unlock()
 	}
 
+	s.mu.Lock() // the loop reads it under the lock
 	p.rewriting = true
+	s.mu.Unlock()
 	if got := c.do("BGSAVE"); !strings.HasPrefix(got, "-ERR Another child process is active (AOF?): can't BGSAVE right now.") {
 		t.Fatalf("BGSAVE during a rewrite = %q", got)
 	}
@@ -137,20 +139,26 @@ func TestBackgroundJobsOneAtATime(t *testing.T) {
 	if len(p.calls) != 0 {
 		t.Fatalf("the cron started %v while the rewrite runs", p.calls)
 	}
+	s.mu.Lock() // the loop reads it under the lock
 	p.rewriting = false
+	s.mu.Unlock()
 	tick()
 	if strings.Join(p.calls, ",") != "BackgroundSave" {
 		t.Fatalf("after the rewrite the cron made %v, want the scheduled BackgroundSave", p.calls)
 	}
 
+	s.mu.Lock() // the loop reads it under the lock
 	p.calls, p.saving = nil, true
+	s.mu.Unlock()
 	if got := c.do("BGSAVE"); got != "-ERR Background save already in progress\r\n" {
 		t.Fatalf("BGSAVE during a save = %q", got)
 	}
 	if got := c.do("BGREWRITEAOF"); got != "+Background append only file rewriting scheduled\r\n" {
 		t.Fatalf("BGREWRITEAOF during a save = %q", got)
 	}
+	s.mu.Lock() // the loop reads it under the lock
 	p.saving = false
+	s.mu.Unlock()
 	tick()
 	tick()
 	if strings.Join(p.calls, ",") != "BackgroundRewriteAOF" {

@@ -106,6 +106,10 @@ func (s *Server) Freeze(during func()) *Snapshot {
 // that writers stop handing values over. Lock should be held.
 func (s *Server) FreezeLocked(during func()) *Snapshot {
 	start := time.Now()
+	// The pass's records so far are in the snapshot: they belong to the
+	// log before the new increment, not in it, or a replay of snapshot
+	// plus increment would apply them twice.
+	s.logPending()
 	sn := s.newSnapshot(false)
 	if during != nil {
 		during()

@@ -163,3 +163,27 @@ func TestSnapshotCloseReleases(t *testing.T) {
 		t.Fatalf("the second snapshot yielded %d keys, want 500", n)
 	}
 }
+
+// TestFreezeLogsPendingFirst: records applied before a snapshot but not
+// yet handed to the log (the event loop commits once per pass, after
+// every client's turn) go to the log before the snapshot's `during` hook
+// starts the AOF's new increment. Otherwise they would be both in the
+// snapshot and in the increment after it, and a replay of the two would
+// apply them twice (a stream entry added twice, at a new ID).
+func TestFreezeLogsPendingFirst(t *testing.T) {
+	log := &recordingLog{}
+	s := newTestServer(t, log)
+	s.mu.Lock()
+	s.logDirect(0, s.now(), []byte("DEL"), []byte("k"))
+	logged := -1
+	sn := s.FreezeLocked(func() { logged = len(log.records) })
+	pending := len(s.pending)
+	s.mu.Unlock()
+	sn.Close()
+	if logged != 1 {
+		t.Fatalf("when the new increment began the log held %d records, want 1 (the one applied before the snapshot)", logged)
+	}
+	if pending != 0 {
+		t.Fatalf("%d records still pending after the snapshot", pending)
+	}
+}
