@@ -29,13 +29,13 @@ import (
 
 // blockState is a blocked client's wait.
 type blockState struct {
-	cmd           *Command
-	argv          [][]byte // an owned copy, re-run when a key is ready
-	db            int
-	keys          []string
-	links         []*list.Element // the client's place in each key's queue
-	deadline      time.Time       // zero: wait forever
-	done          bool            // the wait is over: served, timed out, unblocked or gone
+	cmd      *Command
+	argv     [][]byte // an owned copy, re-run when a key is ready
+	db       int
+	keys     []string
+	links    []*list.Element // the client's place in each key's queue
+	deadline time.Time       // zero: wait forever
+	done     bool            // the wait is over: served, timed out, unblocked or gone
 	// XREADGROUP only (group_block.go): the timer that re-runs a CLAIM
 	// read when a pending entry becomes idle enough.
 	claim *time.Timer

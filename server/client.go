@@ -56,6 +56,7 @@ type Client struct {
 	noEvict         bool
 	noTouch         bool
 	quit            bool // QUIT, RESET of a killed client, a fatal error: close after writing
+	eof             bool // the peer closed its side: close once its input has run
 }
 
 type replyMode uint8
@@ -270,6 +271,14 @@ func (c *Client) turn() (more bool) {
 			more = c.rd.Buffered() > 0
 			break
 		}
+	}
+	if c.eof && c.blocked != nil {
+		// It cannot wait with its peer gone: it takes nothing.
+		c.s.closeClient(c)
+		return false
+	}
+	if c.eof && !more {
+		c.quit = true // all it sent has run
 	}
 	c.noteQueryBuffer()
 	c.checkTurnOutput()

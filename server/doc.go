@@ -3,32 +3,43 @@
 //
 // # A request's way through
 //
-//	conn goroutine                     keyspace lock held
-//	──────────────                     ──────────────────
-//	resp.Reader.Next ×N  (a pipeline)
-//	                      ──lock──▶    for each command of the turn:
-//	                                     lookupCommand, arity, auth, OOM,
-//	                                     MULTI queueing  (dispatch.go)
-//	                                     execute: handler(*Ctx) writes the
-//	                                       reply into the client's buffer;
-//	                                       a write queues Record{time,db,argv}
-//	                                     serveReady: re-run blocked clients
-//	                                       whose keys this made ready
-//	                                   commit: Log.Append(records) once
-//	                                   check the client's output limit
-//	                      ◀─unlock──
-//	wait(durable) ─▶ conn.Write(the replies)
+// One event loop serves every client (loop_linux.go), as Redis's does:
 //
-// A turn (one hold of the lock) runs a pipeline's commands until one
-// blocks, or 128 have run, or their replies pass 256 KB, or they have run
-// for 1 ms; the replies are written when the input runs dry or before the
-// next turn once they pass 64 KB (client.go). So a pipeline of big or
-// slow commands lets other clients in between, and a client that stops
-// reading holds one turn's output: its goroutine waits in the write,
-// which `timeout` and client-output-buffer-limit end (outputlimit.go).
-// A big reply's buffer is dropped once written, and the cron returns
-// that memory to the OS after 64 MB of them (or at the end of a burst),
-// instead of leaving it resident until the runtime gets round to it.
+//	event loop (one goroutine, its own thread)      keyspace lock
+//	──────────────────────────────────────────      ─────────────
+//	epoll_wait: which sockets are ready
+//	                                                ──lock──▶
+//	read each ready socket once (resp.Reader.Fill)
+//	end the blocked waits whose timeout passed (timer heap)
+//	for each client with complete commands, a turn:
+//	  resp.Reader.Next, then lookupCommand, arity,
+//	  auth, OOM, MULTI queueing (dispatch.go);
+//	  execute: handler(*Ctx) writes the reply into
+//	  the client's buffer; a write queues
+//	  Record{time,db,argv}; serveReady re-runs the
+//	  blocked clients whose keys it made ready
+//	commit: Log.Append(the pass's records) once
+//	                                                ◀─unlock─
+//	Log.Wait(the newest ticket a reply may show)
+//	                                                ──lock──▶
+//	write each client's replies, one write(2) each
+//	                                                ◀─unlock─
+//
+// A turn runs a client's pipelined commands until one blocks, or 128
+// have run, or their replies pass 256 KB, or they have run for 1 ms
+// (client.go); the rest wait for the client's next turn, after its
+// replies are written. When the socket takes less than a client's
+// output, the client is held: the loop waits for EPOLLOUT and runs none
+// of its commands meanwhile, so a client that stops reading holds one
+// turn's output, which `timeout` and client-output-buffer-limit end
+// (outputlimit.go). A big reply's buffer is dropped once written, and
+// the cron returns that memory to the OS after 64 MB of them (or at the
+// end of a burst), instead of leaving it resident until the runtime gets
+// round to it.
+//
+// Other goroutines — the cron, a background save's walk, a CLAIM timer
+// — take the lock between the loop's passes; one that leaves a reply to
+// write wakes the loop through an eventfd.
 //
 // # One deterministic state machine
 //
@@ -77,46 +88,42 @@
 //
 // See blocking.go: a blocked client waits on a per-key FIFO; writes
 // signal their key; after each command the server re-runs, in arrival
-// order, the command of each client waiting on a ready key. The connection
-// goroutine of a blocked client keeps reading its socket, so a disconnect
-// is seen at once, and a waiter whose peer has closed is never served.
+// order, the command of each client waiting on a ready key. The loop
+// keeps reading a blocked client's socket, so a disconnect is seen
+// before the pass runs anyone's commands, and a client gone that way
+// takes nothing. A served client's reply joins its buffer and is written
+// in the same pass as the pusher's: a delivered message costs one read
+// and one write per side, as in Redis, and no goroutine is woken.
 //
-// A served client's reply is written by the pusher on the served
-// client's socket, in the pusher's turn (handoff.go); the served
-// goroutine is not woken, and parks in its read until its client sends
-// again. So a delivered message costs one read and one write per side,
-// as in Redis.
+// # Why an event loop (issue 17)
 //
-// # Why a goroutine per connection, and what it costs (issue 17)
-//
-// What remains between this server and Redis on the queue's hot path is
-// the Go scheduler, not our code's system calls. Measured with the
-// delivery rows of `redstream bench` (server CPU per delivered message,
-// ratio to redis-server 7.0 in the same run, 5 rounds, scale 0.3), with
-// bench/loopproto — the smallest server that runs those rows, built both
-// ways — standing in for redstream (`--redstream /tmp/loopproto`):
+// The server used to run a goroutine per connection. What stood between
+// it and Redis on the queue's hot path was the Go scheduler, not our
+// code's system calls. Measured with the delivery rows of `redstream
+// bench` (server CPU per delivered message, ratio to redis-server 7.0 in
+// the same run, 5 rounds, scale 0.3), with bench/loopproto — the
+// smallest server that runs those rows, built both ways — standing in
+// for redstream (`--redstream /tmp/loopproto`):
 //
 //	                               list queue 4P/8C   list delivery 5000/s
-//	redstream                           1.92x              1.47x
+//	redstream, goroutine per conn       1.92x              1.47x
 //	loopproto, goroutine per conn       1.28x              1.26x
 //	loopproto, one epoll thread         0.84x              0.98x
 //
-// (2026-12-01, a loaded 2-core machine; on a quiet one redstream was
-// 1.46x and 1.65x.) A perf profile of redstream on the list queue row:
-// write(2) 34% and read(2) 11% (in Redis too, loopback sends run the
-// receiver's TCP stack), the scheduler 25% (findRunnable, park, sysmon
-// waking to retake Ps from threads in syscalls), our own code under 15%.
-// Goroutines parked in netpoll and woken per request cost about a
-// quarter more CPU than an event loop even when nothing else differs.
+// (2026-12-01, a loaded 2-core machine.) A perf profile of the goroutine
+// server on the list queue row: write(2) 34% and read(2) 11% (in Redis
+// too, loopback sends run the receiver's TCP stack), the scheduler 25%
+// (findRunnable, park, sysmon waking to retake Ps from threads in
+// syscalls), our own code under 15%. Goroutines parked in netpoll and
+// woken per request cost about a quarter more CPU than an event loop
+// even when nothing else differs; so the server became the event loop
+// above. Its own figures are in the closing note of issue 17.
 //
-// Decision: the connection layer becomes an event loop — one
-// thread in epoll_wait that reads, runs turns and writes, with replies
-// that wait for durability (fsync now, Raft commit later) held in the
-// client's buffer until the log signals their ticket, blocked clients
-// with no goroutine at all, timeouts from a timer heap, and big replies
-// written on EPOLLOUT. Until it lands (issue 17 stays open), the
-// goroutine model above is the one to read; its turn bounds, output
-// limits and handoff rules carry over unchanged.
+// The loop waits for the log inside its pass, as Redis's beforeSleep
+// writes and fsyncs the AOF: one fsync covers every client of the pass.
+// A Raft commit waits for the network, so replication will hold replies
+// in their clients' buffers until the log signals their ticket (an
+// eventfd, like the wake above) instead of waiting in the pass.
 //
 // Lock order is in locking.md.
 package server

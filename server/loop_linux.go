@@ -242,12 +242,16 @@ func (l *eventLoop) ready(c *Client, events uint32, now time.Time) {
 			l.markRunnable(c)
 		}
 	case errors.Is(err, errWouldBlock):
-	case errors.Is(err, io.EOF) && c.out.Len() > c.sent:
-		// A served reply not yet written: the element is the client's,
-		// so send it (a half-closed peer still reads it), then close.
-		c.quit = true
-		l.markDirty(c)
+	case errors.Is(err, io.EOF) && c.blocked == nil:
+		// The peer has sent all it will. What it sent is still run (a
+		// turn cut short by its bounds may have left some), its replies
+		// written (a half-closed peer still reads them; a served
+		// client's element is its own), and then it is closed.
+		c.eof = true
+		l.watch(c, 0)
+		l.markRunnable(c)
 	default:
+		// Gone while blocked it takes nothing: closing unblocks it.
 		if errors.Is(err, io.ErrNoProgress) { // a read into no room: the query buffer is full
 			err = nil
 		}

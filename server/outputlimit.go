@@ -262,7 +262,7 @@ func (s *Server) outputLimitReached(c *Client, held int64, now time.Time) bool {
 // checkTurnOutput runs at the end of each of c's turns: it notes the
 // output peak for INFO and, when c's output passes its class's limit,
 // drops it and marks c to be closed (Redis's asynchronous close: the
-// connection goroutine closes it instead of writing). Lock should be
+// loop closes it instead of writing). Lock should be
 // held.
 func (c *Client) checkTurnOutput() {
 	s := c.s
@@ -361,7 +361,7 @@ const (
 )
 
 // releasedMemory counts the big buffers dropped since memory was last
-// returned. Connection goroutines add to it without the lock.
+// returned. It is added to under the lock and read without it.
 type releasedMemory struct {
 	bytes atomic.Int64
 	last  atomic.Int64 // unix nanoseconds of the last drop

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,6 +124,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		s.dbs[i] = newDB(s, i)
 	}
 	s.slowlog.init()
+	runtime.GC() // what is live, not what the startup left for the collector: it varied by megabytes
 	s.startupBytes = heapInUse()
 	s.memLimitFor = -1
 	s.applyConfig()

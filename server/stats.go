@@ -8,7 +8,7 @@ import (
 )
 
 // stats are the counters INFO reports. Guarded by the keyspace lock,
-// except the byte counters that connection goroutines add to.
+// except the byte counters, atomics that INFO reads without it.
 type stats struct {
 	connections    int64
 	rejectedConns  int64

@@ -2,6 +2,8 @@ package tests
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -713,5 +715,41 @@ func TestConnSelect(t *testing.T) {
 	info := bbClientLines(t, rc.Do("CLIENT", "INFO"))
 	if info[0]["db"] != "15" {
 		t.Errorf("CLIENT INFO db=%s, want 15", info[0]["db"])
+	}
+}
+
+// TestConnHalfCloseRunsEverything: a client that pipelines more commands
+// than one turn runs (128) and then closes its sending side still gets
+// every reply, as from Redis, which runs what it read before it sees
+// the end of the input. (The event loop reads that end in a later pass
+// than the data; it used to drop the commands a turn's bound had left.)
+func TestConnHalfCloseRunsEverything(t *testing.T) {
+	s := StartServer(t)
+	conn, err := net.Dial("tcp", s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const n = 1000
+	var req strings.Builder
+	for i := range n {
+		req.WriteString(Encode("RPUSH", "halfclose", strconv.Itoa(i)))
+	}
+	if _, err := conn.Write([]byte(req.String())); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	got, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatalf("reading the replies: %v", err)
+	}
+	if replies := strings.Count(string(got), "\r\n"); replies != n {
+		t.Fatalf("got %d replies before the server closed, want %d", replies, n)
+	}
+	if r := s.Raw(t).Do("LLEN", "halfclose"); r.Int != n {
+		t.Fatalf("LLEN = %s, want %d", r, n)
 	}
 }
