@@ -58,11 +58,16 @@ func (e *ApplyError) Error() string {
 // range, not a write command) stops the batch with an error; a command
 // that fails is reported in its Applied.
 func (s *Server) ApplyBatch(recs []Record, proto int) ([]Applied, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	return s.shard.ApplyBatch(recs, proto)
+}
+
+// ApplyBatch applies records to the shard: see Server.ApplyBatch.
+func (sh *Shard) ApplyBatch(recs []Record, proto int) ([]Applied, error) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	out := make([]Applied, len(recs))
 	for i, rec := range recs {
-		x, err := s.applyLocked(rec, proto)
+		x, err := sh.applyLocked(rec, proto)
 		if err != nil {
 			return out[:i], err
 		}
@@ -86,36 +91,36 @@ func (s *Server) Apply(rec Record) error {
 }
 
 // applyLocked executes one record. Lock should be held.
-func (s *Server) applyLocked(rec Record, proto int) (*Ctx, error) {
-	if rec.DB < 0 || rec.DB >= len(s.dbs) {
-		return nil, fmt.Errorf("server: record for database %d, only %d configured", rec.DB, len(s.dbs))
+func (sh *Shard) applyLocked(rec Record, proto int) (*Ctx, error) {
+	if rec.DB < 0 || rec.DB >= len(sh.dbs) {
+		return nil, fmt.Errorf("server: record for database %d, only %d configured", rec.DB, len(sh.dbs))
 	}
 	if len(rec.Argv) == 0 {
 		return nil, fmt.Errorf("server: empty record")
 	}
-	cmd, errText := s.lookupCommand(rec.Argv)
+	cmd, errText := sh.node.lookupCommand(rec.Argv)
 	if cmd == nil {
 		return nil, fmt.Errorf("server: cannot apply %q: %s", rec.Argv[0], errText)
 	}
 	if cmd.Flags&FlagWrite == 0 {
 		return nil, fmt.Errorf("server: cannot apply %q: not a write command", rec.Argv[0])
 	}
-	if rec.Time > s.lastTime {
-		s.lastTime = rec.Time
+	if rec.Time > sh.lastTime {
+		sh.lastTime = rec.Time
 	}
-	s.replayW.Reset()
-	s.replayW.Proto = max(proto, 2)
-	x := &s.replayCtx
-	*x = Ctx{s: s, w: &s.replayW, db: s.dbs[rec.DB], argv: rec.Argv, cmd: cmd, now: rec.Time, replay: true}
-	s.execute(x, time.Time{}) // replay keeps no statistics
-	s.pending = s.pending[:0] // replayed records are logged already
-	s.pendingChanges = 0
+	sh.replayW.Reset()
+	sh.replayW.Proto = max(proto, 2)
+	x := &sh.replayCtx
+	*x = Ctx{s: sh.node, w: &sh.replayW, db: sh.dbs[rec.DB], argv: rec.Argv, cmd: cmd, now: rec.Time, replay: true}
+	sh.node.execute(x, time.Time{}) // replay keeps no statistics
+	sh.pending = sh.pending[:0]     // replayed records are logged already
+	sh.pendingChanges = 0
 	return x, nil
 }
 
 // propagate queues x's write for the log. Blocking commands that were
 // served log their non-blocking form (x.logArgv). Lock should be held.
-func (s *Server) propagate(x *Ctx) {
+func (sh *Shard) propagate(x *Ctx) {
 	if x.replay || x.dirty == 0 {
 		return
 	}
@@ -123,17 +128,17 @@ func (s *Server) propagate(x *Ctx) {
 	if x.logArgv != nil {
 		argv = x.logArgv
 	}
-	s.pending = append(s.pending, Record{Time: x.now, DB: x.db.index, Argv: argv})
+	sh.pending = append(sh.pending, Record{Time: x.now, DB: x.db.index, Argv: argv})
 	if x.dirty > x.bookkeeping {
-		s.pendingChanges++
+		sh.pendingChanges++
 	}
 }
 
 // logDirect queues a write the server makes by itself (an expired key's
 // DEL), outside any client command. Lock should be held.
-func (s *Server) logDirect(db int, now int64, argv ...[]byte) {
-	s.pending = append(s.pending, Record{Time: now, DB: db, Argv: argv})
-	s.pendingChanges++
+func (sh *Shard) logDirect(db int, now int64, argv ...[]byte) {
+	sh.pending = append(sh.pending, Record{Time: now, DB: db, Argv: argv})
+	sh.pendingChanges++
 }
 
 // commit hands the records queued since the last commit to the log,
@@ -148,20 +153,21 @@ func (s *Server) logDirect(db int, now int64, argv ...[]byte) {
 // principle 3). That is what Redis does too: every reply of an
 // event-loop pass waits for the pass's fsync.
 func (s *Server) commit() (ticket uint64) {
-	ticket = s.logPending()
-	for _, c := range s.served {
+	sh := s.shard
+	ticket = sh.logPending()
+	for _, c := range sh.served {
 		c.ranCommand = true // its reply shows what its re-run took
 		s.loop.markDirty(c)
 		s.loop.markRunnable(c) // the commands it pipelined behind
 	}
-	clear(s.served)
-	s.served = s.served[:0]
+	clear(sh.served)
+	sh.served = sh.served[:0]
 	for _, c := range s.loop.dirty {
 		if c.ranCommand {
 			// A refusal shows no data, so a client whose commands were
 			// all refused (MISCONF while the disk is full) waits for
 			// nothing but its own writes.
-			c.durable = max(c.durable, s.seenTicket())
+			c.durable = max(c.durable, sh.seenTicket())
 			c.ranCommand = false
 		}
 	}
@@ -170,20 +176,20 @@ func (s *Server) commit() (ticket uint64) {
 
 // logPending hands the records queued since the last commit to the log
 // and returns their ticket (0: none). Lock should be held.
-func (s *Server) logPending() (ticket uint64) {
-	s.stats.dirty += s.pendingChanges
-	s.pendingChanges = 0
-	if len(s.pending) > 0 {
-		if s.log != nil {
-			ticket = s.log.Append(s.pending)
-			s.lastTicket = ticket
+func (sh *Shard) logPending() (ticket uint64) {
+	sh.dirty += sh.pendingChanges
+	sh.pendingChanges = 0
+	if len(sh.pending) > 0 {
+		if sh.log != nil {
+			ticket = sh.log.Append(sh.pending)
+			sh.lastTicket = ticket
 		}
-		clear(s.pending) // drop references to argv buffers
-		s.pending = s.pending[:0]
+		clear(sh.pending) // drop references to argv buffers
+		sh.pending = sh.pending[:0]
 	}
 	return ticket
 }
 
 // seenTicket is what a reply that shows data waits for: every write
 // applied so far. Lock should be held.
-func (s *Server) seenTicket() uint64 { return s.lastTicket }
+func (sh *Shard) seenTicket() uint64 { return sh.lastTicket }

@@ -119,10 +119,10 @@ func (p *pipeConn) readReply() string {
 
 // dump renders the whole keyspace deterministically.
 func dump(s *Server) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
 	var b strings.Builder
-	for _, db := range s.dbs {
+	for _, db := range s.shard.dbs {
 		keys := make([]string, 0, len(db.keys))
 		for k := range db.keys {
 			keys = append(keys, k)
@@ -197,7 +197,7 @@ func TestBlockedPopLogsNonBlockingForm(t *testing.T) {
 	waiter, pusher := connect(t, s), connect(t, s)
 	reply := make(chan string, 1)
 	go func() { reply <- waiter.do("BLPOP", "q1", "q2", "0") }()
-	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.stats.blockedClients == 1 })
+	waitFor(t, func() bool { s.shard.mu.Lock(); defer s.shard.mu.Unlock(); return s.stats.blockedClients == 1 })
 	pusher.do("RPUSH", "q2", "job")
 	if got := <-reply; got != "*2\r\n$2\r\nq2\r\n$3\r\njob\r\n" {
 		t.Fatalf("BLPOP reply %q", got)
@@ -271,7 +271,7 @@ func TestServedBlockedClientWaitsForDurability(t *testing.T) {
 	t.Cleanup(log.release) // runs before the connections' cleanups, so none stays stuck in Wait
 	got := make(chan string, 2)
 	go func() { got <- waiter.do("BLPOP", "q", "0") }()
-	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.stats.blockedClients == 1 })
+	waitFor(t, func() bool { s.shard.mu.Lock(); defer s.shard.mu.Unlock(); return s.stats.blockedClients == 1 })
 	go func() { got <- pusher.do("RPUSH", "q", "job") }()
 	select {
 	case r := <-got:

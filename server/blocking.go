@@ -78,7 +78,7 @@ func (s *Server) blockClient(c *Client, x *Ctx) {
 // its reply, if any. Lock should be held.
 func (s *Server) unblock(c *Client) {
 	b := c.blocked
-	db := s.dbs[b.db]
+	db := s.shard.dbs[b.db]
 	if waitsOnGroup(b.cmd) {
 		s.forgetGroupWait(c)
 	}
@@ -97,7 +97,7 @@ func (s *Server) unblock(c *Client) {
 
 // signalReady notes that key may now serve blocked clients. Lock should
 // be held.
-func (s *Server) signalReady(db *DB, key []byte) {
+func (sh *Shard) signalReady(db *DB, key []byte) {
 	if len(db.waiters) == 0 {
 		return
 	}
@@ -109,17 +109,18 @@ func (s *Server) signalReady(db *DB, key []byte) {
 	}
 	k := string(key)
 	db.readySet[k] = struct{}{}
-	s.ready = append(s.ready, readyKey{db: db.index, key: k})
+	sh.ready = append(sh.ready, readyKey{db: db.index, key: k})
 }
 
 // serveReady serves the clients blocked on every ready key, until no key
 // is ready. Lock should be held.
 func (s *Server) serveReady() {
-	for len(s.ready) > 0 {
-		batch := s.ready
-		s.ready = nil
+	sh := s.shard
+	for len(sh.ready) > 0 {
+		batch := sh.ready
+		sh.ready = nil
 		for _, rk := range batch {
-			db := s.dbs[rk.db]
+			db := sh.dbs[rk.db]
 			delete(db.readySet, rk.key)
 			s.serveKey(db, rk.key)
 		}
@@ -159,7 +160,7 @@ func (s *Server) serveKey(db *DB, key string) {
 func (s *Server) rerun(c *Client) {
 	b := c.blocked
 	x := &c.ctx
-	*x = Ctx{s: s, c: c, w: &c.out, db: s.dbs[b.db], argv: b.argv, cmd: b.cmd, now: s.now(), rerun: true}
+	*x = Ctx{s: s, c: c, w: &c.out, db: s.shard.dbs[b.db], argv: b.argv, cmd: b.cmd, now: s.shard.now(), rerun: true}
 	mark := c.out.Mark()
 	s.execute(x, time.Now())
 	if x.stillBlocked {
@@ -173,7 +174,7 @@ func (s *Server) rerun(c *Client) {
 		c.out.Truncate(mark)
 	}
 	s.unblock(c)
-	s.served = append(s.served, c)
+	s.shard.served = append(s.shard.served, c)
 }
 
 // unblockByRequest ends c's wait for CLIENT UNBLOCK: as a timeout, or

@@ -94,9 +94,9 @@ func (s *Server) adoptFD(conn net.Conn, fd int) *Client {
 	c.out.Proto = 2
 	c.raddr, c.laddr = addrString(conn.RemoteAddr(), unix), addrString(conn.LocalAddr(), unix)
 	if tc, ok := conn.(*net.TCPConn); ok {
-		s.mu.Lock()
+		s.shard.mu.Lock()
 		ka := s.cfg.TCPKeepalive
-		s.mu.Unlock()
+		s.shard.mu.Unlock()
 		if ka > 0 {
 			_ = tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
 			_ = tc.SetKeepAlive(true)
@@ -147,8 +147,8 @@ func closeFD(fd int) { _ = unix.Close(fd) }
 // register adds c to the client table and the loop, or returns why it is
 // refused.
 func (s *Server) register(c *Client, conn net.Conn) (refusal string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
 	if len(s.clients) >= s.cfg.MaxClients {
 		s.stats.rejectedConns++
 		return resp.ErrMaxClients

@@ -212,7 +212,7 @@ func selectCommand(x *Ctx) {
 		x.error(resp.ErrNotInteger)
 		return
 	}
-	if n < 0 || n >= int64(len(x.s.dbs)) {
+	if n < 0 || n >= int64(len(x.db.shard.dbs)) {
 		x.error(resp.ErrDBIndex)
 		return
 	}

@@ -179,7 +179,11 @@ func TestRestoreReplay(t *testing.T) {
 	if g, w := dump(replica), dump(live); g != w {
 		t.Fatalf("replayed state differs\nlive:\n%s\nreplayed:\n%s", w, g)
 	}
-	access := func(s *Server) int64 { s.mu.Lock(); defer s.mu.Unlock(); return s.dbs[0].keys["b"].access }
+	access := func(s *Server) int64 {
+		s.shard.mu.Lock()
+		defer s.shard.mu.Unlock()
+		return s.shard.dbs[0].keys["b"].access
+	}
 	if a, b := access(live), access(replica); a != b || a != recs[2].Time-30000 {
 		t.Fatalf("b's last access: live %d, replayed %d, want %d", a, b, recs[2].Time-30000)
 	}
@@ -193,7 +197,7 @@ func TestRestoreServesBlockedPop(t *testing.T) {
 	waiter, restorer := connect(t, s), connect(t, s)
 	reply := make(chan string, 1)
 	go func() { reply <- waiter.do("BLPOP", "q", "0") }()
-	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.stats.blockedClients == 1 })
+	waitFor(t, func() bool { s.shard.mu.Lock(); defer s.shard.mu.Unlock(); return s.stats.blockedClients == 1 })
 	if got := restorer.do("RESTORE", "q", "0", "L:job1,job2"); got != "+OK\r\n" {
 		t.Fatalf("RESTORE = %q", got)
 	}

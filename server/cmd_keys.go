@@ -271,11 +271,11 @@ func copyCommand(x *Ctx) {
 				x.error(resp.ErrNotInteger)
 				return
 			}
-			if n < 0 || n >= int64(len(x.s.dbs)) {
+			if n < 0 || n >= int64(len(x.db.shard.dbs)) {
 				x.error(resp.ErrDBIndex)
 				return
 			}
-			dstDB = x.s.dbs[n]
+			dstDB = x.db.shard.dbs[n]
 			i++
 		default:
 			x.error(resp.ErrSyntax)

@@ -87,7 +87,7 @@ func execCommand(x *Ctx) {
 	s.unwatchAll(c)
 	x.w.Array(len(tx.cmds))
 	for _, q := range tx.cmds {
-		inner := Ctx{s: s, c: c, w: x.w, db: s.dbs[c.db], argv: q.argv, cmd: q.cmd, now: x.now, inExec: true}
+		inner := Ctx{s: s, c: c, w: x.w, db: s.shard.dbs[c.db], argv: q.argv, cmd: q.cmd, now: x.now, inExec: true}
 		s.execute(&inner, time.Now())
 	}
 }
@@ -125,7 +125,7 @@ func (s *Server) watch(c *Client, db *DB, key string, now int64) {
 // should be held.
 func (s *Server) unwatchAll(c *Client) {
 	for _, w := range c.watching {
-		db := s.dbs[w.db]
+		db := s.shard.dbs[w.db]
 		list := db.watchers[w.key]
 		for i, other := range list {
 			if other == c {
@@ -190,7 +190,7 @@ func (s *Server) watchedKeyExpired(c *Client, now int64) bool {
 		if w.expiredAtWatch {
 			continue
 		}
-		if o := s.dbs[w.db].keys[w.key]; o != nil && o.expireAt != 0 && o.expireAt <= now {
+		if o := s.shard.dbs[w.db].keys[w.key]; o != nil && o.expireAt != 0 && o.expireAt <= now {
 			return true
 		}
 	}

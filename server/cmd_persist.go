@@ -92,8 +92,8 @@ func (s *Server) applyAOFConfig(next *Config) (string, error) {
 			return "appendonly", errors.New("a background save or AOF rewrite is in progress; try again once it is done")
 		}
 		err := p.StartAOF(next.AppendFsync, s.FreezeLocked)
-		if err != nil && s.snap != nil {
-			s.snap.closeLocked() // frozen for an AOF that did not start
+		if err != nil && s.shard.snap != nil {
+			s.shard.snap.closeLocked() // frozen for an AOF that did not start
 		}
 		return "appendonly", err
 	case !next.AppendOnly:
@@ -132,7 +132,7 @@ func saveCommand(x *Ctx) {
 // persistBusy reports whether a background save or rewrite runs. Lock
 // should be held.
 func (s *Server) persistBusy(st PersistStatus) bool {
-	return st.Saving || st.Rewriting || s.snap != nil
+	return st.Saving || st.Rewriting || s.shard.snap != nil
 }
 
 // startBackgroundSave freezes a snapshot and hands it to the persister.
@@ -150,8 +150,8 @@ func (s *Server) startBackgroundSave() error {
 // from it. Lock should be held.
 func (s *Server) startRewrite() error {
 	err := s.persist.BackgroundRewriteAOF(s.FreezeLocked)
-	if err != nil && s.snap != nil {
-		s.snap.closeLocked() // frozen for a rewrite that did not start
+	if err != nil && s.shard.snap != nil {
+		s.shard.snap.closeLocked() // frozen for a rewrite that did not start
 	}
 	return err
 }
@@ -274,11 +274,11 @@ func (s *Server) persistCron(now time.Time) {
 		}
 		return
 	}
-	if s.stats.dirty > 0 && (st.LastSaveOK || now.Sub(st.LastSaveTry) > 5*time.Second) {
+	if s.shard.dirty > 0 && (st.LastSaveOK || now.Sub(st.LastSaveTry) > 5*time.Second) {
 		points, _ := parseSavePoints(s.cfg.Save)
 		for _, sp := range points {
-			if s.stats.dirty >= sp.changes && now.Sub(st.LastSave) >= time.Duration(sp.seconds)*time.Second {
-				s.logger.Info("save point reached; saving in the background", "changes", s.stats.dirty, "seconds", sp.seconds)
+			if s.shard.dirty >= sp.changes && now.Sub(st.LastSave) >= time.Duration(sp.seconds)*time.Second {
+				s.logger.Info("save point reached; saving in the background", "changes", s.shard.dirty, "seconds", sp.seconds)
 				if err := s.startBackgroundSave(); err != nil {
 					s.logger.Warn("background save did not start", "err", err)
 				}

@@ -479,7 +479,7 @@ func flushallCommand(x *Ctx) {
 	if !flushMode(x) {
 		return
 	}
-	for _, db := range x.s.dbs {
+	for _, db := range x.db.shard.dbs {
 		x.s.flush(db)
 	}
 	x.dirty++
@@ -491,7 +491,7 @@ func flushallCommand(x *Ctx) {
 func (s *Server) flush(db *DB) {
 	s.touchAllWatched(db)
 	for key := range db.groupWaits {
-		s.signalReady(db, []byte(key)) // their wait ends with NOGROUP
+		s.shard.signalReady(db, []byte(key)) // their wait ends with NOGROUP
 	}
 	db.reset()
 }

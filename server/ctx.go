@@ -8,9 +8,10 @@ import (
 
 // Ctx is one command's execution: its arguments, the database and time it
 // runs against, where its reply goes, and what it changed. Handlers get a
-// *Ctx and run with the keyspace lock held.
+// *Ctx and run with the keyspace lock held. The shard it runs against is
+// its database's (x.db.shard).
 type Ctx struct {
-	s    *Server
+	s    *Server // the node: configuration, statistics, clients
 	c    *Client // the client; nil when replaying a record
 	w    *resp.Writer
 	db   *DB
@@ -85,4 +86,4 @@ func (x *Ctx) bookkept(key []byte) {
 
 // signalReady tells blocked clients waiting on key that it may now have
 // what they wait for (a push, an XADD). Cheap when nobody waits.
-func (x *Ctx) signalReady(key []byte) { x.s.signalReady(x.db, key) }
+func (x *Ctx) signalReady(key []byte) { x.db.shard.signalReady(x.db, key) }

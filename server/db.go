@@ -13,7 +13,7 @@ type Object struct {
 	value    any    // []byte: string; *listpack.Quicklist: list
 	expireAt int64  // unix ms; 0 = no expiry. Mirrored in DB.expires.
 	access   int64  // last access, unix ms (OBJECT IDLETIME)
-	ver      uint32 // Server.epoch at its last write: a snapshot older than that has its value already (snapshot.go)
+	ver      uint32 // Shard.epoch at its last write: a snapshot older than that has its value already (snapshot.go)
 	seen     uint32 // the epoch of the last snapshot that took its value
 	rawStr   bool   // a string changed in place (APPEND): encoding "raw"
 	mem      int64  // the bytes counted for it in its DB's used (memory.go)
@@ -33,13 +33,13 @@ type DB struct {
 	order    *btree.BTreeG[scanEntry]
 	seed     maphash.Seed
 	waiters  map[string]*list.List // blocked clients per key, FIFO
-	readySet map[string]struct{}   // keys already in Server.ready
+	readySet map[string]struct{}   // keys already in Shard.ready
 	watchers map[string][]*Client  // WATCHing clients per key
 	// groupWaits counts the blocked XREADGROUPs per key: deleting such a
 	// key ends their wait (group_block.go), so remove signals it.
 	groupWaits map[string]int
 	used       int64 // the bytes its keys hold, as MEMORY USAGE counts them (memory.go)
-	s          *Server
+	shard      *Shard
 }
 
 type scanEntry struct {
@@ -54,8 +54,8 @@ func scanLess(a, b scanEntry) bool {
 	return a.key < b.key
 }
 
-func newDB(s *Server, index int) *DB {
-	db := &DB{s: s, index: index, seed: maphash.MakeSeed()}
+func newDB(sh *Shard, index int) *DB {
+	db := &DB{shard: sh, index: index, seed: maphash.MakeSeed()}
 	db.reset()
 	db.waiters = make(map[string]*list.List)
 	db.readySet = make(map[string]struct{})
@@ -79,7 +79,7 @@ func (db *DB) Len() int { return len(db.keys) }
 
 // insert adds a key that does not exist. Lock should be held.
 func (db *DB) insert(key string, o *Object) {
-	o.ver = db.s.epoch // made after any snapshot being walked: not in it
+	o.ver = db.shard.epoch // made after any snapshot being walked: not in it
 	db.keys[key] = o
 	db.count(key, o)
 	db.order.ReplaceOrInsert(scanEntry{db.hash(key), key})
@@ -95,7 +95,7 @@ func (db *DB) remove(key string) *Object {
 	if o == nil {
 		return nil
 	}
-	db.s.willChange(db, key, o)
+	db.shard.willChange(db, key, o)
 	db.used -= o.mem
 	delete(db.keys, key)
 	db.order.Delete(scanEntry{db.hash(key), key})
@@ -103,7 +103,7 @@ func (db *DB) remove(key string) *Object {
 		delete(db.expires, key)
 	}
 	if len(db.groupWaits) > 0 && db.groupWaits[key] > 0 {
-		db.s.signalReady(db, []byte(key))
+		db.shard.signalReady(db, []byte(key))
 	}
 	return o
 }
@@ -143,8 +143,8 @@ func (x *Ctx) lookup(key []byte) *Object {
 		// A write command may change what it looks up, in place: a
 		// snapshot being walked takes the value first, and its size is
 		// counted again once the command is done.
-		x.s.willChange(x.db, string(key), o)
-		x.s.resized = append(x.s.resized, resizedKey{x.db, string(key), o})
+		x.db.shard.willChange(x.db, string(key), o)
+		x.db.shard.resized = append(x.db.shard.resized, resizedKey{x.db, string(key), o})
 	}
 	return o
 }
@@ -164,7 +164,7 @@ func (x *Ctx) setKey(key []byte, o *Object) {
 	x.db.insert(k, o)
 	// A value is often stored empty and filled by the same command
 	// (LPUSH to a new key): count it again after the command.
-	x.s.resized = append(x.s.resized, resizedKey{x.db, k, o})
+	x.db.shard.resized = append(x.db.shard.resized, resizedKey{x.db, k, o})
 	x.modified(key)
 	x.signalReady(key)
 }
@@ -188,7 +188,7 @@ func (s *Server) expireKey(db *DB, key string, now int64, replay bool) {
 	s.stats.expiredKeys++
 	s.touchWatchedByExpiry(db, key)
 	if !replay {
-		s.logDirect(db.index, now, []byte("DEL"), []byte(key))
+		s.shard.logDirect(db.index, now, []byte("DEL"), []byte(key))
 	}
 }
 
@@ -198,8 +198,8 @@ func (s *Server) expireKey(db *DB, key string, now int64, replay bool) {
 // bounded effort. Lock should be held.
 func (s *Server) activeExpire() {
 	const sample, rounds = 20, 16
-	now := s.now()
-	for _, db := range s.dbs {
+	now := s.shard.now()
+	for _, db := range s.shard.dbs {
 		for r := 0; r < rounds && len(db.expires) > 0; r++ {
 			expired, seen := 0, 0
 			for key, at := range db.expires { // map order is random: a sample

@@ -130,10 +130,10 @@ func (s *Server) refusal(c *Client, cmd *Command) string {
 	case cmd.Flags&FlagDenyOOM != 0 && s.cfg.MaxMemory > 0 && s.usedMemory() > s.cfg.MaxMemory:
 		// noeviction: refuse what would grow memory, keep serving the rest.
 		return "OOM command not allowed when used memory > 'maxmemory'."
-	case cmd.Flags&FlagWrite != 0 && s.log != nil && s.log.Err() != nil:
+	case cmd.Flags&FlagWrite != 0 && s.shard.log != nil && s.shard.log.Err() != nil:
 		// The log cannot take writes (e.g. the disk is full): refuse them
 		// rather than acknowledge what cannot be made durable.
-		return "MISCONF Errors writing to the AOF file: " + s.log.Err().Error()
+		return "MISCONF Errors writing to the AOF file: " + s.shard.log.Err().Error()
 	case c.multi != nil && cmd.Flags&FlagNoMulti != 0:
 		return "ERR Command not allowed inside a transaction"
 	}
@@ -169,7 +169,7 @@ func (c *Client) reject(msg string) {
 // held.
 func (c *Client) newCtx(cmd *Command, argv [][]byte, start time.Time) *Ctx {
 	x := &c.ctx
-	*x = Ctx{s: c.s, c: c, w: c.reply(), db: c.s.dbs[c.db], argv: argv, cmd: cmd, now: c.s.nowFrom(start)}
+	*x = Ctx{s: c.s, c: c, w: c.reply(), db: c.s.shard.dbs[c.db], argv: argv, cmd: cmd, now: c.s.shard.nowFrom(start)}
 	return x
 }
 
@@ -179,9 +179,9 @@ func (c *Client) newCtx(cmd *Command, argv [][]byte, start time.Time) *Ctx {
 func (s *Server) execute(x *Ctx, start time.Time) {
 	mark := x.w.Mark()
 	x.cmd.Run(x)
-	s.recount()
+	x.db.shard.recount()
 	if x.cmd.Flags&FlagWrite != 0 {
-		s.propagate(x)
+		x.db.shard.propagate(x)
 	}
 	if x.replay || x.stillBlocked || x.blockKeys != nil {
 		return // a blocking command counts once, when its wait ends

@@ -284,14 +284,14 @@ func serveStreams(t *testing.T, dir string, a, b []byte, mode uint8) {
 		}
 	}
 
-	if !lockWithin(&s.mu, 5*time.Second) { // the loop takes it for its passes; a leak holds it for ever
+	if !lockWithin(&s.shard.mu, 5*time.Second) { // the loop takes it for its passes; a leak holds it for ever
 		t.Fatalf("A=%q B=%q mode=%#x: the keyspace lock is still held after every client left", a, b, mode)
 	}
 	var leftovers []string
 	if n := len(s.clients); n != 0 {
 		leftovers = append(leftovers, fmt.Sprintf("%d clients", n))
 	}
-	for _, db := range s.dbs {
+	for _, db := range s.shard.dbs {
 		if len(db.waiters) != 0 {
 			leftovers = append(leftovers, fmt.Sprintf("db %d waiters on %d keys", db.index, len(db.waiters)))
 		}
@@ -302,11 +302,11 @@ func serveStreams(t *testing.T, dir string, a, b []byte, mode uint8) {
 	if err := checkAccounting(s); err != nil {
 		leftovers = append(leftovers, err.Error())
 	}
-	if len(s.ready) != 0 || len(s.served) != 0 || len(s.pending) != 0 || len(s.resized) != 0 {
-		leftovers = append(leftovers, fmt.Sprintf("ready=%d served=%d pending=%d resized=%d", len(s.ready), len(s.served), len(s.pending), len(s.resized)))
+	if len(s.shard.ready) != 0 || len(s.shard.served) != 0 || len(s.shard.pending) != 0 || len(s.shard.resized) != 0 {
+		leftovers = append(leftovers, fmt.Sprintf("ready=%d served=%d pending=%d resized=%d", len(s.shard.ready), len(s.shard.served), len(s.shard.pending), len(s.shard.resized)))
 	}
 	pass, stopping := s.cfg.RequirePass, s.stopping
-	s.mu.Unlock()
+	s.shard.mu.Unlock()
 	if leftovers != nil {
 		t.Fatalf("A=%q B=%q mode=%#x: after every client left the server still holds %s", a, b, mode, strings.Join(leftovers, ", "))
 	}
@@ -598,9 +598,9 @@ func TestServeKilledClientIsGone(t *testing.T) {
 	defer func() { victim.Close(); <-done }()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		s.mu.Lock()
+		s.shard.mu.Lock()
 		blocked := s.stats.blockedClients
-		s.mu.Unlock()
+		s.shard.mu.Unlock()
 		if blocked == 1 {
 			break
 		}

@@ -18,7 +18,7 @@ import "time"
 // watchGroupWait registers a blocked XREADGROUP. Lock should be held.
 func (s *Server) watchGroupWait(c *Client) {
 	b := c.blocked
-	db := s.dbs[b.db]
+	db := s.shard.dbs[b.db]
 	for _, k := range b.keys {
 		db.groupWaits[k]++
 	}
@@ -29,7 +29,7 @@ func (s *Server) watchGroupWait(c *Client) {
 // keys are cleared. Lock should be held.
 func (s *Server) forgetGroupWait(c *Client) {
 	b := c.blocked
-	db := s.dbs[b.db]
+	db := s.shard.dbs[b.db]
 	for _, k := range b.keys {
 		if db.groupWaits[k]--; db.groupWaits[k] <= 0 {
 			delete(db.groupWaits, k)
@@ -51,19 +51,19 @@ func (s *Server) armClaimWake(c *Client) {
 		b.claim.Stop()
 		b.claim = nil
 	}
-	at := xreadgroupWakeAt(s, s.dbs[b.db], b.argv)
+	at := xreadgroupWakeAt(s, s.shard.dbs[b.db], b.argv)
 	if at.IsZero() || (!b.deadline.IsZero() && !at.Before(b.deadline)) {
 		return // nothing to claim before the wait ends anyway
 	}
 	b.claim = time.AfterFunc(time.Until(at)+time.Millisecond, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
+		s.shard.mu.Lock()
+		defer s.shard.mu.Unlock()
 		if c.blocked != b || b.done {
 			return
 		}
-		db := s.dbs[b.db]
+		db := s.shard.dbs[b.db]
 		for _, k := range b.keys {
-			s.signalReady(db, []byte(k))
+			s.shard.signalReady(db, []byte(k))
 		}
 		s.serveReady()
 		s.commit()

@@ -421,7 +421,7 @@ func writeClaimed(x *Ctx, it *stream.Iterator, idle, count int64) {
 // nothing pending could become claimable. The blocking code re-runs the
 // command then (see blocking.go). Lock should be held.
 func xreadgroupWakeAt(s *Server, db *DB, argv [][]byte) time.Time {
-	x := &Ctx{s: s, db: db, argv: argv, w: &resp.Writer{}, now: s.lastTime}
+	x := &Ctx{s: s, db: db, argv: argv, w: &resp.Writer{}, now: s.shard.lastTime}
 	a, ok := parseXReadGroup(x)
 	if !ok || !a.claim {
 		return time.Time{}

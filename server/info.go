@@ -106,7 +106,7 @@ func infoClients(s *Server, b *strings.Builder) {
 			watching++
 		}
 	}
-	for _, db := range s.dbs {
+	for _, db := range s.shard.dbs {
 		watchedKeys += len(db.watchers)
 		blockingKeys += len(db.waiters)
 		for _, q := range db.waiters {
@@ -163,7 +163,7 @@ func infoMemory(s *Server, b *strings.Builder) {
 	field(b, "used_memory_peak", peak)
 	field(b, "used_memory_peak_human", humanBytes(peak))
 	field(b, "used_memory_startup", s.startupBytes)
-	field(b, "used_memory_dataset", s.datasetBytes())
+	field(b, "used_memory_dataset", s.shard.datasetBytes())
 	field(b, "total_system_memory", totalSystemMemory())
 	field(b, "total_system_memory_human", humanBytes(totalSystemMemory()))
 	field(b, "maxmemory", s.cfg.MaxMemory)
@@ -182,7 +182,7 @@ func infoMemory(s *Server, b *strings.Builder) {
 func infoPersistence(s *Server, b *strings.Builder) {
 	field(b, "loading", 0)
 	field(b, "async_loading", 0)
-	field(b, "rdb_changes_since_last_save", s.stats.dirty)
+	field(b, "rdb_changes_since_last_save", s.shard.dirty)
 	if s.persistInfo == nil {
 		field(b, "rdb_bgsave_in_progress", 0)
 		field(b, "rdb_last_save_time", s.started.Unix())
@@ -277,7 +277,7 @@ func infoErrorstats(s *Server, b *strings.Builder) {
 }
 
 func infoKeyspace(s *Server, b *strings.Builder) {
-	for _, db := range s.dbs {
+	for _, db := range s.shard.dbs {
 		if db.Len() == 0 {
 			continue
 		}

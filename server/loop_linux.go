@@ -39,7 +39,7 @@ type eventLoop struct {
 	epfd   int
 	wakefd int
 	byFD   map[int32]*Client
-	// Guarded by s.mu.
+	// Guarded by s.shard.mu.
 	dirty    []*Client // have output to write (or to be closed) before the loop sleeps
 	runnable []*Client // have complete commands to run
 	timers   blockTimers
@@ -138,12 +138,12 @@ func (l *eventLoop) wake() {
 // stop ends the loop and closes every client; it returns once the loop
 // has. Called without the lock, after Server.closing is set.
 func (l *eventLoop) stop() {
-	l.s.mu.Lock()
+	l.s.shard.mu.Lock()
 	started := l.started
 	l.started = true // no later start
 	l.active = false
 	l.wake()
-	l.s.mu.Unlock()
+	l.s.shard.mu.Unlock()
 	if started {
 		<-l.done
 	} else {
@@ -153,11 +153,11 @@ func (l *eventLoop) stop() {
 
 func (l *eventLoop) shutdown() {
 	s := l.s
-	s.mu.Lock()
+	s.shard.mu.Lock()
 	for _, c := range s.clients {
 		s.closeClient(c)
 	}
-	s.mu.Unlock()
+	s.shard.mu.Unlock()
 	unix.Close(l.epfd)
 	unix.Close(l.wakefd)
 }
@@ -177,10 +177,10 @@ func (l *eventLoop) run() {
 			return
 		}
 		now := time.Now()
-		s.mu.Lock()
+		s.shard.mu.Lock()
 		l.active = true
 		if s.closing.Load() {
-			s.mu.Unlock()
+			s.shard.mu.Unlock()
 			return
 		}
 		for _, ev := range l.events[:max(n, 0)] {
@@ -211,7 +211,7 @@ func (l *eventLoop) run() {
 		}
 		timeout = l.timeout(now)
 		l.active = timeout == 0
-		s.mu.Unlock()
+		s.shard.mu.Unlock()
 	}
 }
 
@@ -272,10 +272,10 @@ func (l *eventLoop) flush(now time.Time) {
 		need = max(need, c.durable)
 	}
 	var werr error
-	if need > 0 && s.log != nil {
-		s.mu.Unlock()
-		werr = s.log.Wait(need)
-		s.mu.Lock()
+	if need > 0 && s.shard.log != nil {
+		s.shard.mu.Unlock()
+		werr = s.shard.log.Wait(need)
+		s.shard.mu.Lock()
 	}
 	var shutdowns []*Client
 	dirty := l.dirty
@@ -289,7 +289,7 @@ func (l *eventLoop) flush(now time.Time) {
 			l.markDirty(c)
 			continue
 		}
-		if c.durable > 0 && werr != nil && s.log.Wait(c.durable) != nil {
+		if c.durable > 0 && werr != nil && s.shard.log.Wait(c.durable) != nil {
 			s.logger.Error("write not durable; closing client without acknowledging", "addr", c.raddr, "err", werr)
 			s.closeClient(c)
 			continue
@@ -313,9 +313,9 @@ func (l *eventLoop) flush(now time.Time) {
 	}
 	for _, c := range shutdowns {
 		// Its save waits for background jobs, which need the lock.
-		s.mu.Unlock()
+		s.shard.mu.Unlock()
 		c.shutdownNow()
-		s.mu.Lock()
+		s.shard.mu.Lock()
 		if c.fd >= 0 {
 			l.markDirty(c)
 			l.markRunnable(c)

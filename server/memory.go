@@ -37,22 +37,22 @@ func (db *DB) count(key string, o *Object) {
 
 // recount counts again the objects the command just run looked up for
 // writing, if they are still stored. Lock should be held.
-func (s *Server) recount() {
-	for i, r := range s.resized {
+func (sh *Shard) recount() {
+	for i, r := range sh.resized {
 		if r.db.keys[r.key] == r.o {
 			n := memoryUsage(r.key, r.o)
 			r.db.used += n - r.o.mem
 			r.o.mem = n
 		}
-		s.resized[i] = resizedKey{}
+		sh.resized[i] = resizedKey{}
 	}
-	s.resized = s.resized[:0]
+	sh.resized = sh.resized[:0]
 }
 
 // datasetBytes is what all keys hold. Lock should be held.
-func (s *Server) datasetBytes() int64 {
+func (sh *Shard) datasetBytes() int64 {
 	var n int64
-	for _, db := range s.dbs {
+	for _, db := range sh.dbs {
 		n += db.used
 	}
 	return n
@@ -62,7 +62,7 @@ func (s *Server) datasetBytes() int64 {
 // before any data, the dataset, and the clients' buffers (sampled once a
 // second). Lock should be held.
 func (s *Server) usedMemory() int64 {
-	return s.startupBytes + s.datasetBytes() + s.stats.memClientsNormal
+	return s.startupBytes + s.shard.datasetBytes() + s.stats.memClientsNormal
 }
 
 // heapInUse is the Go heap's live and not yet collected objects.

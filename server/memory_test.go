@@ -12,7 +12,7 @@ import (
 // bytes are what it holds now, and each DB's total is their sum. Lock
 // should be held.
 func checkAccounting(s *Server) error {
-	for _, db := range s.dbs {
+	for _, db := range s.shard.dbs {
 		var sum int64
 		for key, o := range db.keys {
 			if st, ok := o.value.(*stream.Stream); ok {
@@ -61,10 +61,10 @@ func TestMemoryAccountingFollowsWrites(t *testing.T) {
 		if strings.HasPrefix(reply, "-") {
 			t.Fatalf("%v failed: %q", cmd, reply)
 		}
-		s.mu.Lock()
+		s.shard.mu.Lock()
 		err := checkAccounting(s)
-		total := s.datasetBytes()
-		s.mu.Unlock()
+		total := s.shard.datasetBytes()
+		s.shard.mu.Unlock()
 		if err != nil {
 			t.Fatalf("after %v (%q): %v", cmd, reply, err)
 		}
@@ -73,9 +73,9 @@ func TestMemoryAccountingFollowsWrites(t *testing.T) {
 		}
 	}
 	// The last key alone: a 3000-byte element in a list.
-	s.mu.Lock()
-	total := s.datasetBytes()
-	s.mu.Unlock()
+	s.shard.mu.Lock()
+	total := s.shard.datasetBytes()
+	s.shard.mu.Unlock()
 	if total < 3000 || total > 3000*3 {
 		t.Fatalf("one list with a 3000-byte element counts %d bytes", total)
 	}

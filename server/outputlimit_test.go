@@ -151,16 +151,16 @@ func TestOutputLimitReached(t *testing.T) {
 		{6.0, 1000, true}, // the hard limit, at once
 	}
 	for _, st := range steps {
-		s.mu.Lock()
+		s.shard.mu.Lock()
 		got := s.outputLimitReached(c, st.held, at(st.at))
-		s.mu.Unlock()
+		s.shard.mu.Unlock()
 		if got != st.want {
 			t.Errorf("at %.2fs with %d held: reached = %v, want %v", st.at, st.held, got, st.want)
 		}
 	}
 	c2 := &Client{s: s}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
 	if !s.outputLimitReached(c2, 1000, t0) {
 		t.Errorf("a fresh client at the hard limit: not reached")
 	}
@@ -190,10 +190,10 @@ func TestMemoryLimitFollowsMaxmemory(t *testing.T) {
 		{1 << 30, min(base, 1<<30+1<<28+64<<20)},
 		{math.MaxInt64, base}, // too big to add to: no limit of ours
 	} {
-		s.mu.Lock()
+		s.shard.mu.Lock()
 		s.cfg.MaxMemory = tc.maxmemory
 		s.applyConfig()
-		s.mu.Unlock()
+		s.shard.mu.Unlock()
 		if got := debug.SetMemoryLimit(-1); got != tc.want {
 			t.Errorf("maxmemory %d: Go memory limit %d, want %d", tc.maxmemory, got, tc.want)
 		}

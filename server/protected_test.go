@@ -164,8 +164,8 @@ func TestProtectedModeAdmission(t *testing.T) {
 	if got := near.out.String(); got != "" {
 		t.Errorf("local client got %q before sending anything, want nothing", got)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
 	if n := len(s.clients); n != 0 {
 		t.Errorf("%d clients registered after both connections ended", n)
 	}

@@ -25,14 +25,14 @@ type Put func(db int, key string, value any, expireAt int64) error
 // the keyspace as it was when taken: its walk goes on over the old
 // databases, which nothing changes any more.
 func (s *Server) Restore(load func(put Put) error) error {
-	s.mu.Lock()
-	s.epoch++ // the new objects are newer than any snapshot taken so far
-	ver, now, n, depth := s.epoch, s.now(), len(s.dbs), s.cfg.ListCompressDepth
+	s.shard.mu.Lock()
+	s.shard.epoch++ // the new objects are newer than any snapshot taken so far
+	ver, now, n, depth := s.shard.epoch, s.shard.now(), len(s.shard.dbs), s.cfg.ListCompressDepth
 	seeds := make([]maphash.Seed, n)
-	for i, db := range s.dbs {
+	for i, db := range s.shard.dbs {
 		seeds[i] = db.seed
 	}
-	s.mu.Unlock()
+	s.shard.mu.Unlock()
 
 	fresh := make([]restoredDB, n)
 	for i := range fresh {
@@ -56,18 +56,18 @@ func (s *Server) Restore(load func(put Put) error) error {
 		return err
 	}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sn := s.snap; sn != nil && sn.epoch >= ver {
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
+	if sn := s.shard.snap; sn != nil && sn.epoch >= ver {
 		sn.restoredVer = ver // it began during the build: the new objects are not in it
 	}
-	for i, db := range s.dbs {
+	for i, db := range s.shard.dbs {
 		for key := range db.watchers {
 			s.touchWatched(db, []byte(key))
 		}
 		db.keys, db.expires, db.order, db.used = fresh[i].keys, fresh[i].expires, fresh[i].order, fresh[i].used
 		for key := range db.waiters {
-			s.signalReady(db, []byte(key))
+			s.shard.signalReady(db, []byte(key))
 		}
 	}
 	s.serveReady()

@@ -69,9 +69,9 @@ func TestRestore(t *testing.T) {
 func waitBlocked(t *testing.T, s *Server, n int64) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		s.mu.Lock()
+		s.shard.mu.Lock()
 		got := s.stats.blockedClients
-		s.mu.Unlock()
+		s.shard.mu.Unlock()
 		if got == n {
 			return
 		}

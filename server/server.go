@@ -15,8 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/redstream/redstream/resp"
 )
 
 // Options are the parts cli plugs in; all are optional.
@@ -41,32 +39,19 @@ type InfoField struct {
 	Value any
 }
 
-// Server is a redstream server: its keyspace, its clients and listeners.
+// Server is a redstream node: its listeners, event loop and clients, the
+// command table, configuration and statistics, serving one Shard (the
+// keyspace; shard.go).
 type Server struct {
-	// mu is the keyspace lock. Every field below it is guarded by mu
-	// unless its comment says otherwise. See locking.md for the order.
-	mu sync.Mutex
+	shard *Shard // the keyspace it serves; set once by New
 
-	cfg      Config
-	dbs      []*DB
-	clients  map[int64]*Client
-	log      Log
-	lastTime int64    // newest record time handed out (ms); keeps time monotonic
-	pending  []Record // records of the command being executed, logged at commit
-	// pendingChanges counts the records in pending that change data, not
-	// only delivery bookkeeping (Ctx.bookkept): what dirty counts.
-	pendingChanges int64
-	resized        []resizedKey // objects the command being executed may have grown or shrunk (memory.go)
-	startupBytes   int64        // the heap in use before any data: INFO used_memory_startup
-	lastTicket     uint64       // the log's newest ticket: what any reply may show (commitBy)
-	epoch          uint32       // bumped by each snapshot; objects carry the one of their last write
-	snap           *Snapshot    // the snapshot being walked, if any (snapshot.go)
+	// Guarded by shard.mu, the node sharing its one shard's lock
+	// (shard.go), unless the comment says otherwise.
+	cfg          Config
+	clients      map[int64]*Client
+	startupBytes int64 // the heap in use before any data: INFO used_memory_startup
 	// A BGSAVE or BGREWRITEAOF asked while the other runs (cmd_persist.go).
 	bgsaveScheduled, rewriteScheduled bool
-	ready                             []readyKey // keys a write may have made servable to blocked clients
-	served                            []*Client  // blocked clients served by the current command
-	replayW                           resp.Writer
-	replayCtx                         Ctx // the record being applied (ApplyBatch)
 	stats                             stats
 	slowlog                           slowlog
 	commands                          map[string]*Command
@@ -74,7 +59,7 @@ type Server struct {
 	stopping                          bool        // shutting down: no command runs any more (shutdown.go)
 	memLimitFor                       int64       // the maxmemory the Go memory limit was last set for (outputlimit.go)
 
-	// Not guarded by mu.
+	// Not guarded by shard.mu.
 	logger      *slog.Logger
 	logLevel    *slog.LevelVar
 	configFile  string
@@ -105,7 +90,6 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s := &Server{
 		cfg:         cfg,
 		clients:     make(map[int64]*Client),
-		log:         opts.Log,
 		commands:    commandTable(),
 		shutdownBy:  make(chan string, 1),
 		logger:      logger,
@@ -115,14 +99,10 @@ func New(cfg Config, opts Options) (*Server, error) {
 		persist:     opts.Persister,
 		codec:       opts.Codec,
 		runID:       newRunID(),
-		epoch:       1, // never 0: an object's seen is 0 until a snapshot takes it
 		started:     time.Now(),
 		cronDone:    make(chan struct{}),
 	}
-	s.dbs = make([]*DB, cfg.Databases)
-	for i := range s.dbs {
-		s.dbs[i] = newDB(s, i)
-	}
+	s.shard = newShard(s, cfg.Databases, opts.Log)
 	s.slowlog.init()
 	runtime.GC() // what is live, not what the startup left for the collector: it varied by megabytes
 	s.startupBytes = heapInUse()
@@ -296,9 +276,9 @@ func (s *Server) closeListeners() {
 // times a second until Close.
 func (s *Server) cron() {
 	defer close(s.cronDone)
-	s.mu.Lock()
+	s.shard.mu.Lock()
 	hz := s.cfg.Hz
-	s.mu.Unlock()
+	s.shard.mu.Unlock()
 	t := time.NewTicker(time.Second / time.Duration(hz))
 	defer t.Stop()
 	var lastClients time.Time
@@ -308,7 +288,7 @@ func (s *Server) cron() {
 			return
 		}
 		now := time.Now()
-		s.mu.Lock()
+		s.shard.mu.Lock()
 		s.activeExpire()
 		s.stats.sample()
 		s.persistCron(now)
@@ -321,7 +301,7 @@ func (s *Server) cron() {
 			hz = s.cfg.Hz
 			t.Reset(time.Second / time.Duration(hz))
 		}
-		s.mu.Unlock()
+		s.shard.mu.Unlock()
 		ret.run(&s.released, now) // big replies' memory goes back to the OS
 	}
 }
@@ -337,18 +317,4 @@ func LogLevel(name string) slog.Level {
 		return slog.LevelError + 4
 	}
 	return slog.LevelInfo
-}
-
-// now returns the time for the next record in ms: the wall clock, but
-// never earlier than a time already handed out. Lock should be held.
-func (s *Server) now() int64 { return s.nowFrom(time.Now()) }
-
-// nowFrom is now for a clock reading the caller already has.
-func (s *Server) nowFrom(wall time.Time) int64 {
-	t := wall.UnixMilli()
-	if t < s.lastTime {
-		return s.lastTime
-	}
-	s.lastTime = t
-	return t
 }

@@ -24,8 +24,8 @@ func (s *Server) Shutdown(save bool) error {
 	if s.persist != nil {
 		s.persist.BeginShutdown()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
 	err := s.finalSave(save)
 	s.stopping = true
 	return err
@@ -41,8 +41,8 @@ func (c *Client) shutdownNow() {
 	if s.persist != nil {
 		s.persist.BeginShutdown()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
 	s.logger.Warn("user requested shutdown", "client", c.raddr) // before the save it causes, as in Redis
 	if err := s.finalSave(req.save); err != nil && !req.force {
 		s.persist.AbortShutdown()
@@ -78,8 +78,8 @@ func (s *Server) finalSave(save bool) error {
 // SaveOnShutdown reports whether save points are configured: then a
 // signal's shutdown saves first, as Redis's does.
 func (s *Server) SaveOnShutdown() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
 	points, _ := parseSavePoints(s.cfg.Save)
 	return len(points) > 0
 }
@@ -89,7 +89,7 @@ func (s *Server) SaveOnShutdown() bool {
 // directory is touched by a server that cannot serve), so the log comes
 // after New; it must come before Load or Apply and before Serve.
 func (s *Server) SetLog(l Log) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.log = l
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
+	s.shard.log = l
 }

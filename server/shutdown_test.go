@@ -56,9 +56,9 @@ func TestShutdownStopsBackgroundPersistence(t *testing.T) {
 	s := newTestServer(t, nil)
 	p := &callsPersister{}
 	s.persist = p
-	s.mu.Lock()
+	s.shard.mu.Lock()
 	s.persistCron(time.Now())
-	s.mu.Unlock()
+	s.shard.mu.Unlock()
 	if strings.Join(p.calls, ",") != "BackgroundRewriteAOF" {
 		t.Fatalf("before the shutdown the cron made %v, want the due rewrite", p.calls)
 	}
@@ -66,9 +66,9 @@ func TestShutdownStopsBackgroundPersistence(t *testing.T) {
 	if err := s.Shutdown(true); err != nil {
 		t.Fatal(err)
 	}
-	s.mu.Lock()
+	s.shard.mu.Lock()
 	s.persistCron(time.Now())
-	s.mu.Unlock()
+	s.shard.mu.Unlock()
 	if got := strings.Join(p.calls, ","); got != "BeginShutdown,Save" {
 		t.Fatalf("shutdown and a later cron tick made %s, want BeginShutdown,Save and nothing after", got)
 	}
@@ -118,14 +118,14 @@ func TestBackgroundJobsOneAtATime(t *testing.T) {
 	s.persist = p
 	c := connect(t, s)
 	tick := func() {
-		s.mu.Lock()
+		s.shard.mu.Lock()
 		s.persistCron(time.Now())
-		s.mu.Unlock()
+		s.shard.mu.Unlock()
 	}
 
-	s.mu.Lock() // the loop reads it under the lock
+	s.shard.mu.Lock() // the loop reads it under the lock
 	p.rewriting = true
-	s.mu.Unlock()
+	s.shard.mu.Unlock()
 	if got := c.do("BGSAVE"); !strings.HasPrefix(got, "-ERR Another child process is active (AOF?): can't BGSAVE right now.") {
 		t.Fatalf("BGSAVE during a rewrite = %q", got)
 	}
@@ -139,26 +139,26 @@ func TestBackgroundJobsOneAtATime(t *testing.T) {
 	if len(p.calls) != 0 {
 		t.Fatalf("the cron started %v while the rewrite runs", p.calls)
 	}
-	s.mu.Lock() // the loop reads it under the lock
+	s.shard.mu.Lock() // the loop reads it under the lock
 	p.rewriting = false
-	s.mu.Unlock()
+	s.shard.mu.Unlock()
 	tick()
 	if strings.Join(p.calls, ",") != "BackgroundSave" {
 		t.Fatalf("after the rewrite the cron made %v, want the scheduled BackgroundSave", p.calls)
 	}
 
-	s.mu.Lock() // the loop reads it under the lock
+	s.shard.mu.Lock() // the loop reads it under the lock
 	p.calls, p.saving = nil, true
-	s.mu.Unlock()
+	s.shard.mu.Unlock()
 	if got := c.do("BGSAVE"); got != "-ERR Background save already in progress\r\n" {
 		t.Fatalf("BGSAVE during a save = %q", got)
 	}
 	if got := c.do("BGREWRITEAOF"); got != "+Background append only file rewriting scheduled\r\n" {
 		t.Fatalf("BGREWRITEAOF during a save = %q", got)
 	}
-	s.mu.Lock() // the loop reads it under the lock
+	s.shard.mu.Lock() // the loop reads it under the lock
 	p.saving = false
-	s.mu.Unlock()
+	s.shard.mu.Unlock()
 	tick()
 	tick()
 	if strings.Join(p.calls, ",") != "BackgroundRewriteAOF" {

@@ -44,7 +44,7 @@ type Snapshot struct {
 	// once it is saved, that many changes are on disk.
 	Dirty int64
 
-	s       *Server
+	shard   *Shard
 	epoch   uint32
 	held    bool      // the reader holds the lock throughout: no epochs, no chunks
 	walks   []*dbWalk // by database index; nil for a database that was empty
@@ -93,8 +93,8 @@ const walkChunk = 64
 // Freeze takes a snapshot for a reader that runs beside the server (see
 // FreezeLocked).
 func (s *Server) Freeze(during func()) *Snapshot {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
 	return s.FreezeLocked(during)
 }
 
@@ -109,8 +109,8 @@ func (s *Server) FreezeLocked(during func()) *Snapshot {
 	// The pass's records so far are in the snapshot: they belong to the
 	// log before the new increment, not in it, or a replay of snapshot
 	// plus increment would apply them twice.
-	s.logPending()
-	sn := s.newSnapshot(false)
+	s.shard.logPending()
+	sn := s.shard.newSnapshot(false)
 	if during != nil {
 		during()
 	}
@@ -122,20 +122,20 @@ func (s *Server) FreezeLocked(during func()) *Snapshot {
 // FreezeHeld takes a snapshot for a reader that holds the lock until it
 // is done (SAVE, the shutdown's save): nothing changes meanwhile, so it
 // reads the live values. Lock should be held.
-func (s *Server) FreezeHeld() *Snapshot { return s.newSnapshot(true) }
+func (s *Server) FreezeHeld() *Snapshot { return s.shard.newSnapshot(true) }
 
 // newSnapshot takes a snapshot. Lock should be held.
-func (s *Server) newSnapshot(held bool) *Snapshot {
-	sn := &Snapshot{Time: s.now(), Dirty: s.stats.dirty, s: s, held: held, walks: make([]*dbWalk, len(s.dbs))}
+func (sh *Shard) newSnapshot(held bool) *Snapshot {
+	sn := &Snapshot{Time: sh.now(), Dirty: sh.dirty, shard: sh, held: held, walks: make([]*dbWalk, len(sh.dbs))}
 	if !held {
-		if s.snap != nil {
-			s.snap.closeLocked() // one at a time; the persister's scheduling keeps this from happening
+		if sh.snap != nil {
+			sh.snap.closeLocked() // one at a time; the persister's scheduling keeps this from happening
 		}
-		sn.epoch = s.epoch
-		s.epoch++ // wraps after 4 billion snapshots: years of one a second
-		s.snap = sn
+		sn.epoch = sh.epoch
+		sh.epoch++ // wraps after 4 billion snapshots: years of one a second
+		sh.snap = sn
 	}
-	for _, db := range s.dbs {
+	for _, db := range sh.dbs {
 		if len(db.keys) == 0 {
 			continue
 		}
@@ -143,8 +143,8 @@ func (s *Server) newSnapshot(held bool) *Snapshot {
 		sn.walks[db.index] = &dbWalk{keys: db.keys, order: db.order}
 		sn.running++
 	}
-	if sn.running == 0 && s.snap == sn {
-		s.snap = nil
+	if sn.running == 0 && sh.snap == sn {
+		sh.snap = nil
 	}
 	return sn
 }
@@ -185,8 +185,8 @@ func (sn *Snapshot) Entries(index int) iter.Seq[SnapshotEntry] {
 // handed over meanwhile; nothing means the walk is over.
 func (sn *Snapshot) chunk(w *dbWalk, out []SnapshotEntry) []SnapshotEntry {
 	if !sn.held {
-		sn.s.mu.Lock()
-		defer sn.s.mu.Unlock()
+		sn.shard.mu.Lock()
+		defer sn.shard.mu.Unlock()
 	}
 	if w.done {
 		return append(out, sn.takeSaved(w)...)
@@ -242,8 +242,8 @@ func (sn *Snapshot) endWalk(w *dbWalk) {
 	}
 	w.done = true
 	w.keys, w.order = nil, nil
-	if sn.running--; sn.running == 0 && sn.s.snap == sn {
-		sn.s.snap = nil
+	if sn.running--; sn.running == 0 && sn.shard.snap == sn {
+		sn.shard.snap = nil
 	}
 }
 
@@ -255,8 +255,8 @@ func (sn *Snapshot) Close() {
 		sn.closeLocked()
 		return
 	}
-	sn.s.mu.Lock()
-	defer sn.s.mu.Unlock()
+	sn.shard.mu.Lock()
+	defer sn.shard.mu.Unlock()
 	sn.closeLocked()
 }
 
@@ -274,17 +274,17 @@ func (sn *Snapshot) closeLocked() {
 // the snapshot being walked still needs o's value, it gets it now. It
 // costs one comparison once o has been written since the last snapshot
 // began. Lock should be held.
-func (s *Server) willChange(db *DB, key string, o *Object) {
-	if o.ver == s.epoch {
+func (sh *Shard) willChange(db *DB, key string, o *Object) {
+	if o.ver == sh.epoch {
 		return
 	}
-	if sn := s.snap; sn != nil && o.ver <= sn.epoch && o.seen != sn.epoch && o.ver != sn.restoredVer {
+	if sn := sh.snap; sn != nil && o.ver <= sn.epoch && o.seen != sn.epoch && o.ver != sn.restoredVer {
 		o.seen = sn.epoch
 		if w := sn.walks[db.index]; w != nil && (o.expireAt == 0 || o.expireAt > sn.Time) {
 			w.saved = append(w.saved, SnapshotEntry{Key: key, Value: frozenValue(o.value), ExpireAt: o.expireAt})
 		}
 	}
-	o.ver = s.epoch
+	o.ver = sh.epoch
 }
 
 // frozenValue returns a view of v that later writes cannot change.
@@ -303,38 +303,38 @@ func frozenValue(v any) any {
 // the time of loading is dropped, as Redis does. The server must not be
 // serving yet.
 func (s *Server) Load(db int, key string, value any, expireAt int64) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if db < 0 || db >= len(s.dbs) {
-		return fmt.Errorf("server: snapshot has database %d, only %d configured (databases)", db, len(s.dbs))
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
+	if db < 0 || db >= len(s.shard.dbs) {
+		return fmt.Errorf("server: snapshot has database %d, only %d configured (databases)", db, len(s.shard.dbs))
 	}
-	if expireAt != 0 && expireAt <= s.now() {
+	if expireAt != 0 && expireAt <= s.shard.now() {
 		return nil
 	}
 	if !loadable(value) {
 		return fmt.Errorf("server: cannot load %q: unsupported value %T", key, value)
 	}
 	compressLoaded(value, s.cfg.ListCompressDepth)
-	d := s.dbs[db]
+	d := s.shard.dbs[db]
 	d.remove(key)
-	d.insert(key, &Object{value: value, expireAt: expireAt, access: s.now()})
+	d.insert(key, &Object{value: value, expireAt: expireAt, access: s.shard.now()})
 	return nil
 }
 
 // Dirty returns rdb_changes_since_last_save.
 func (s *Server) Dirty() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stats.dirty
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
+	return s.shard.dirty
 }
 
 // Saved records that a snapshot taken with dirty changes is on disk.
 func (s *Server) Saved(snap *Snapshot) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
 	s.SavedLocked(snap)
 }
 
 // SavedLocked is Saved for callers that hold the lock (SAVE). Lock
 // should be held.
-func (s *Server) SavedLocked(snap *Snapshot) { s.stats.dirty -= snap.Dirty }
+func (s *Server) SavedLocked(snap *Snapshot) { s.shard.dirty -= snap.Dirty }

@@ -31,7 +31,7 @@ func renderValue(v any) string {
 // should be held.
 func keyspaceAt(s *Server, t int64) map[string]string {
 	out := map[string]string{}
-	for _, db := range s.dbs {
+	for _, db := range s.shard.dbs {
 		for k, o := range db.keys {
 			if o.expireAt == 0 || o.expireAt > t {
 				out[fmt.Sprintf("%d %s", db.index, k)] = fmt.Sprintf("%s exp=%d", renderValue(o.value), o.expireAt)
@@ -88,10 +88,10 @@ func TestSnapshotWalkModel(t *testing.T) {
 			}
 			c.do("SELECT", "0")
 
-			s.mu.Lock()
+			s.shard.mu.Lock()
 			snap := s.FreezeLocked(nil)
 			want := keyspaceAt(s, snap.Time)
-			s.mu.Unlock()
+			s.shard.mu.Unlock()
 
 			got := map[string]string{}
 			for _, sdb := range snap.DBs {
@@ -120,9 +120,9 @@ func TestSnapshotWalkModel(t *testing.T) {
 			if len(got) != len(want) {
 				t.Fatalf("the walk yielded %d keys, the keyspace had %d", len(got), len(want))
 			}
-			s.mu.Lock()
-			released := s.snap == nil
-			s.mu.Unlock()
+			s.shard.mu.Lock()
+			released := s.shard.snap == nil
+			s.shard.mu.Unlock()
 			if !released {
 				t.Fatal("after the whole walk the server still hands values to the snapshot")
 			}
@@ -145,9 +145,9 @@ func TestSnapshotCloseReleases(t *testing.T) {
 	}
 	c.do("SET", "k1", "changed")
 	snap.Close()
-	s.mu.Lock()
-	released := s.snap == nil
-	s.mu.Unlock()
+	s.shard.mu.Lock()
+	released := s.shard.snap == nil
+	s.shard.mu.Unlock()
 	if !released {
 		t.Fatal("Close did not release the writers")
 	}
@@ -173,12 +173,12 @@ func TestSnapshotCloseReleases(t *testing.T) {
 func TestFreezeLogsPendingFirst(t *testing.T) {
 	log := &recordingLog{}
 	s := newTestServer(t, log)
-	s.mu.Lock()
-	s.logDirect(0, s.now(), []byte("DEL"), []byte("k"))
+	s.shard.mu.Lock()
+	s.shard.logDirect(0, s.shard.now(), []byte("DEL"), []byte("k"))
 	logged := -1
 	sn := s.FreezeLocked(func() { logged = len(log.records) })
-	pending := len(s.pending)
-	s.mu.Unlock()
+	pending := len(s.shard.pending)
+	s.shard.mu.Unlock()
 	sn.Close()
 	if logged != 1 {
 		t.Fatalf("when the new increment began the log held %d records, want 1 (the one applied before the snapshot)", logged)

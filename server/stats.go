@@ -19,7 +19,6 @@ type stats struct {
 	errorReplies   int64
 	errorCodes     map[string]int64 // errorstats: replies per error code (ERR, WRONGTYPE, ...)
 	blockedClients int64
-	dirty          int64 // writes since the last save
 	peakUsed       int64 // the most usedMemory the cron saw (INFO used_memory_peak)
 	lastFreezeUsec int64 // how long the last snapshot held the lock (INFO latest_fork_usec)
 	netIn, netOut  atomic.Int64

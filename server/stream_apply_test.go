@@ -37,10 +37,10 @@ func newStreamTestServer(t testing.TB, log Log, maxEntries, maxBytes int) *Serve
 // dumpStreams renders every stream: its counters, IDMP figures and
 // entries, and with layout its node count too.
 func dumpStreams(t testing.TB, s *Server, layout bool) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
 	var b strings.Builder
-	for _, db := range s.dbs {
+	for _, db := range s.shard.dbs {
 		keys := make([]string, 0, len(db.keys))
 		for k, o := range db.keys {
 			if _, ok := o.value.(*stream.Stream); ok {
@@ -54,7 +54,7 @@ func dumpStreams(t testing.TB, s *Server, layout bool) string {
 				t.Errorf("stream %q: %v", k, err)
 			}
 			fmt.Fprintf(&b, "db%d %q len=%d last=%s first=%s maxdel=%s added=%d idmp=%+v\n", db.index, k, st.Len(),
-				st.LastID(), st.FirstID(), st.MaxDeletedID(), st.EntriesAdded(), st.IDMPStats(s.lastTime))
+				st.LastID(), st.FirstID(), st.MaxDeletedID(), st.EntriesAdded(), st.IDMPStats(s.shard.lastTime))
 			if layout {
 				fmt.Fprintf(&b, "  nodes=%d rax=%d\n", st.Nodes(), st.RadixNodes())
 			}
@@ -124,9 +124,9 @@ func streamMix(rng *rand.Rand) []string {
 // xdelTarget picks the ID to delete from what the stream holds, so
 // XDEL does delete.
 func xdelTarget(s *Server, key string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o := s.dbs[0].keys[key]
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
+	o := s.shard.dbs[0].keys[key]
 	if o == nil {
 		return "1-1"
 	}
@@ -184,9 +184,9 @@ func replay(t *testing.T, s *Server, recs []Record, at int, entries string) {
 	t.Helper()
 	for i, rec := range recs {
 		if i == at {
-			s.mu.Lock()
+			s.shard.mu.Lock()
 			_ = s.cfg.Set("stream-node-max-entries", []string{entries})
-			s.mu.Unlock()
+			s.shard.mu.Unlock()
 		}
 		if err := s.Apply(rec); err != nil {
 			t.Fatalf("apply %q: %v", rec.Argv, err)
@@ -230,10 +230,10 @@ func groupMix(rng *rand.Rand, k, k2, n string) [][]string {
 // the stream at key or of one pending in one of its groups (now and then
 // an ID that is neither), so that acks and claims find something.
 func pickIDs(s *Server, rng *rand.Rand, cmd []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
 	var ids []string
-	if o := s.dbs[0].keys[cmd[1]]; o != nil {
+	if o := s.shard.dbs[0].keys[cmd[1]]; o != nil {
 		if st, ok := o.value.(*stream.Stream); ok {
 			for it := st.Range(stream.MinID, stream.MaxID, false); it.Next(); {
 				ids = append(ids, it.ID().String())
@@ -270,7 +270,7 @@ func TestBlockedXReadGroupLogsNonBlockingForm(t *testing.T) {
 	go func() {
 		reply <- waiter.do("XREADGROUP", "GROUP", "g", "c", "COUNT", "5", "BLOCK", "0", "STREAMS", "q", ">")
 	}()
-	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.stats.blockedClients == 1 })
+	waitFor(t, func() bool { s.shard.mu.Lock(); defer s.shard.mu.Unlock(); return s.stats.blockedClients == 1 })
 	writer.do("XADD", "q", "1-1", "f", "v")
 	if got := <-reply; !strings.Contains(got, "1-1") {
 		t.Fatalf("XREADGROUP reply %q", got)

@@ -14,7 +14,7 @@ import (
 // benchRun runs argv's handler the way execute does, reusing w.
 func benchRun(s *Server, w *resp.Writer, argv [][]byte, now int64) {
 	cmd, _ := s.lookupCommand(argv)
-	x := Ctx{s: s, w: w, db: s.dbs[0], argv: argv, cmd: cmd, now: now}
+	x := Ctx{s: s, w: w, db: s.shard.dbs[0], argv: argv, cmd: cmd, now: now}
 	cmd.Run(&x)
 }
 
