@@ -70,15 +70,21 @@
 //
 // # The keyspace
 //
-//	Server
-//	 └─ dbs[i] *DB
-//	     ├─ keys     map[string]*Object     ─▶ Object{value, expireAt, access, ver, seen}
-//	     │                                      value: []byte          string
-//	     │                                             *listpack.Quicklist list
-//	     ├─ expires  map[string]int64       keys with a TTL (active expiry samples it)
-//	     ├─ order    btree of (hash, key)   SCAN's cursor is a hash position
-//	     ├─ waiters  map[string]*list.List  blocked clients per key, FIFO
-//	     └─ watchers map[string][]*Client   WATCHing clients per key
+//	Server (the node: listeners, event loop, clients, commands, config, stats)
+//	 └─ shard *Shard (shard.go: mu, the log's queue, snapshot, ready keys)
+//	     └─ dbs[i] *DB
+//	         ├─ keys     map[string]*Object     ─▶ Object{value, expireAt, access, ver, seen}
+//	         │                                      value: []byte          string
+//	         │                                             *listpack.Quicklist list
+//	         ├─ expires  map[string]int64       keys with a TTL (active expiry samples it)
+//	         ├─ order    btree of (hash, key)   SCAN's cursor is a hash position
+//	         ├─ waiters  map[string]*list.List  blocked clients per key, FIFO
+//	         └─ watchers map[string][]*Client   WATCHing clients per key
+//
+// The node serves one Shard today and shares its lock; replication will
+// give each Raft group a Shard of its own, and a node will host several
+// (shard.go says what that changes). A command runs against its
+// database's shard (Ctx.db.shard).
 //
 // Values are compact: a list is a quicklist of listpack byte blocks in
 // Redis's own format, so the garbage collector sees one pointer per node of
