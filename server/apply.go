@@ -49,6 +49,11 @@ func (e *ApplyError) Error() string {
 	return fmt.Sprintf("server: applying %q failed: %s", e.Argv[0], e.Reply)
 }
 
+// ApplyBatch applies records to the node's shard (Shard.ApplyBatch).
+func (s *Server) ApplyBatch(recs []Record, proto int) ([]Applied, error) {
+	return s.shard.ApplyBatch(recs, proto)
+}
+
 // ApplyBatch applies records in order under one hold of the lock: the
 // path AOF replay takes for a frame and a Raft FSM will take for a
 // committed entry. Live writes run the same handlers through the same
@@ -57,11 +62,6 @@ func (e *ApplyError) Error() string {
 // are not kept. A record that cannot be applied at all (a database out of
 // range, not a write command) stops the batch with an error; a command
 // that fails is reported in its Applied.
-func (s *Server) ApplyBatch(recs []Record, proto int) ([]Applied, error) {
-	return s.shard.ApplyBatch(recs, proto)
-}
-
-// ApplyBatch applies records to the shard: see Server.ApplyBatch.
 func (sh *Shard) ApplyBatch(recs []Record, proto int) ([]Applied, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()

@@ -26,9 +26,9 @@ import (
 // move in that order, so every key present at the instant and not yet
 // handed over is reached once.
 //
-//	take (lock, O(1))   epoch E = s.epoch; s.epoch++; s.snap = this
+//	take (lock, O(1))   epoch E = sh.epoch; sh.epoch++; sh.snap = this
 //	write key k         if k.ver <= E and k not yet taken: k's frozen value → saved
-//	                    k.ver = s.epoch
+//	                    k.ver = sh.epoch
 //	walk (lock/chunk)   for the next keys k: skip if k.ver > E or k taken;
 //	                    else take k's frozen value; then hand out saved
 //
