@@ -91,7 +91,7 @@ func (s *Server) applyAOFConfig(next *Config) (string, error) {
 		if s.persistBusy(p.Status()) {
 			return "appendonly", errors.New("a background save or AOF rewrite is in progress; try again once it is done")
 		}
-		err := p.StartAOF(next.AppendFsync, s.FreezeLocked)
+		err := p.StartAOF(next.AppendFsync, s.shard.FreezeLocked)
 		if err != nil && s.shard.snap != nil {
 			s.shard.snap.closeLocked() // frozen for an AOF that did not start
 		}
@@ -113,7 +113,7 @@ func saveCommand(x *Ctx) {
 		x.error("ERR Background save already in progress")
 		return
 	}
-	snap := x.s.FreezeHeld()
+	snap := x.s.shard.FreezeHeld()
 	if err := p.Save(snap); err != nil {
 		x.s.logger.Error("SAVE failed", "err", err)
 		x.error("ERR")
@@ -138,7 +138,7 @@ func (s *Server) persistBusy(st PersistStatus) bool {
 // startBackgroundSave freezes a snapshot and hands it to the persister.
 // Lock should be held.
 func (s *Server) startBackgroundSave() error {
-	snap := s.FreezeLocked(nil)
+	snap := s.shard.FreezeLocked(nil)
 	if err := s.persist.BackgroundSave(snap); err != nil {
 		snap.closeLocked()
 		return err
@@ -149,7 +149,7 @@ func (s *Server) startBackgroundSave() error {
 // startRewrite has the persister freeze a snapshot and rewrite the AOF
 // from it. Lock should be held.
 func (s *Server) startRewrite() error {
-	err := s.persist.BackgroundRewriteAOF(s.FreezeLocked)
+	err := s.persist.BackgroundRewriteAOF(s.shard.FreezeLocked)
 	if err != nil && s.shard.snap != nil {
 		s.shard.snap.closeLocked() // frozen for a rewrite that did not start
 	}

@@ -11,6 +11,9 @@ import (
 // Put installs one key of a snapshot being restored (see Restore).
 type Put func(db int, key string, value any, expireAt int64) error
 
+// Restore replaces the node's shard's keyspace (Shard.Restore).
+func (s *Server) Restore(load func(put Put) error) error { return s.shard.Restore(load) }
+
 // Restore replaces the whole keyspace with what load puts, while the
 // server serves: the new databases are built aside, without the lock, and
 // swapped in under it in one step, as a Raft follower installing its
@@ -24,15 +27,15 @@ type Put func(db int, key string, value any, expireAt int64) error
 // A snapshot being walked when the swap comes (a BGSAVE) still yields
 // the keyspace as it was when taken: its walk goes on over the old
 // databases, which nothing changes any more.
-func (s *Server) Restore(load func(put Put) error) error {
-	s.shard.mu.Lock()
-	s.shard.epoch++ // the new objects are newer than any snapshot taken so far
-	ver, now, n, depth := s.shard.epoch, s.shard.now(), len(s.shard.dbs), s.cfg.ListCompressDepth
+func (sh *Shard) Restore(load func(put Put) error) error {
+	sh.mu.Lock()
+	sh.epoch++ // the new objects are newer than any snapshot taken so far
+	ver, now, n, depth := sh.epoch, sh.now(), len(sh.dbs), sh.node.cfg.ListCompressDepth
 	seeds := make([]maphash.Seed, n)
-	for i, db := range s.shard.dbs {
+	for i, db := range sh.dbs {
 		seeds[i] = db.seed
 	}
-	s.shard.mu.Unlock()
+	sh.mu.Unlock()
 
 	fresh := make([]restoredDB, n)
 	for i := range fresh {
@@ -56,22 +59,22 @@ func (s *Server) Restore(load func(put Put) error) error {
 		return err
 	}
 
-	s.shard.mu.Lock()
-	defer s.shard.mu.Unlock()
-	if sn := s.shard.snap; sn != nil && sn.epoch >= ver {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sn := sh.snap; sn != nil && sn.epoch >= ver {
 		sn.restoredVer = ver // it began during the build: the new objects are not in it
 	}
-	for i, db := range s.shard.dbs {
+	for i, db := range sh.dbs {
 		for key := range db.watchers {
-			s.touchWatched(db, []byte(key))
+			sh.node.touchWatched(db, []byte(key))
 		}
 		db.keys, db.expires, db.order, db.used = fresh[i].keys, fresh[i].expires, fresh[i].order, fresh[i].used
 		for key := range db.waiters {
-			s.shard.signalReady(db, []byte(key))
+			sh.signalReady(db, []byte(key))
 		}
 	}
-	s.serveReady()
-	s.commit()
+	sh.node.serveReady()
+	sh.node.commit()
 	return nil
 }
 

@@ -31,8 +31,14 @@ import (
 // trivially the shard's: it counts changes since the shard's last
 // snapshot was saved, and a snapshot is of one shard.
 //
-// A Shard keeps a pointer to its node for what applying a record needs
-// from it: the command table and execute, which counts the command.
+// What a Raft group's state machine will call is the shard's: ApplyBatch,
+// Restore, Freeze. They reach the node through Shard.node for what is the
+// node's: the command table and execute (which counts the command), the
+// clients that WATCH or wait on keys, the configuration. The node's
+// Server methods of the same names act on its one shard. Code that needs
+// the node and the shard alike (commit, serveReady, blockClient, the
+// loop) stays on Server and reaches the shard as s.shard; a command's
+// shard is its database's (Ctx.db.shard).
 type Shard struct {
 	// mu is the keyspace lock. Every field below it is guarded by mu.
 	// See locking.md for the order.

@@ -66,7 +66,7 @@ func (s *Server) finalSave(save bool) error {
 		return nil
 	}
 	s.logger.Info("saving the final RDB snapshot before exiting")
-	snap := s.FreezeHeld()
+	snap := s.shard.FreezeHeld()
 	if err := s.persist.Save(snap); err != nil {
 		s.logger.Error("error trying to save the DB before shutting down", "err", err)
 		return err

@@ -90,12 +90,15 @@ type dbWalk struct {
 // anybody's latency.
 const walkChunk = 64
 
+// Freeze takes a snapshot of the node's shard (Shard.Freeze).
+func (s *Server) Freeze(during func()) *Snapshot { return s.shard.Freeze(during) }
+
 // Freeze takes a snapshot for a reader that runs beside the server (see
 // FreezeLocked).
-func (s *Server) Freeze(during func()) *Snapshot {
-	s.shard.mu.Lock()
-	defer s.shard.mu.Unlock()
-	return s.FreezeLocked(during)
+func (sh *Shard) Freeze(during func()) *Snapshot {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.FreezeLocked(during)
 }
 
 // FreezeLocked takes a snapshot to be read beside the server: BGSAVE,
@@ -104,25 +107,25 @@ func (s *Server) Freeze(during func()) *Snapshot {
 // snapshot plus that increment is exactly the state from then on. The
 // reader must read every database's Entries to the end or Close it, so
 // that writers stop handing values over. Lock should be held.
-func (s *Server) FreezeLocked(during func()) *Snapshot {
+func (sh *Shard) FreezeLocked(during func()) *Snapshot {
 	start := time.Now()
 	// The pass's records so far are in the snapshot: they belong to the
 	// log before the new increment, not in it, or a replay of snapshot
 	// plus increment would apply them twice.
-	s.shard.logPending()
-	sn := s.shard.newSnapshot(false)
+	sh.logPending()
+	sn := sh.newSnapshot(false)
 	if during != nil {
 		during()
 	}
 	// The pause a snapshot costs writers, as Redis reports a fork's.
-	s.stats.lastFreezeUsec = time.Since(start).Microseconds()
+	sh.node.stats.lastFreezeUsec = time.Since(start).Microseconds()
 	return sn
 }
 
 // FreezeHeld takes a snapshot for a reader that holds the lock until it
 // is done (SAVE, the shutdown's save): nothing changes meanwhile, so it
 // reads the live values. Lock should be held.
-func (s *Server) FreezeHeld() *Snapshot { return s.shard.newSnapshot(true) }
+func (sh *Shard) FreezeHeld() *Snapshot { return sh.newSnapshot(true) }
 
 // newSnapshot takes a snapshot. Lock should be held.
 func (sh *Shard) newSnapshot(held bool) *Snapshot {

@@ -89,7 +89,7 @@ func TestSnapshotWalkModel(t *testing.T) {
 			c.do("SELECT", "0")
 
 			s.shard.mu.Lock()
-			snap := s.FreezeLocked(nil)
+			snap := s.shard.FreezeLocked(nil)
 			want := keyspaceAt(s, snap.Time)
 			s.shard.mu.Unlock()
 
@@ -176,7 +176,7 @@ func TestFreezeLogsPendingFirst(t *testing.T) {
 	s.shard.mu.Lock()
 	s.shard.logDirect(0, s.shard.now(), []byte("DEL"), []byte("k"))
 	logged := -1
-	sn := s.FreezeLocked(func() { logged = len(log.records) })
+	sn := s.shard.FreezeLocked(func() { logged = len(log.records) })
 	pending := len(s.shard.pending)
 	s.shard.mu.Unlock()
 	sn.Close()
