@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"container/heap"
 	"container/list"
 	"time"
 )
@@ -35,6 +34,8 @@ type blockState struct {
 	keys     []string
 	links    []*list.Element // the client's place in each key's queue
 	deadline time.Time       // zero: wait forever
+	c        *Client         // the client waiting
+	timer    int             // its place in the loop's timer heap; -1: not there
 	done     bool            // the wait is over: served, timed out, unblocked or gone
 	// XREADGROUP only (group_block.go): the timer that re-runs a CLAIM
 	// read when a pending entry becomes idle enough.
@@ -49,6 +50,8 @@ type readyKey struct {
 // blockClient parks c on the keys x asked for. Lock should be held.
 func (s *Server) blockClient(c *Client, x *Ctx) {
 	b := &blockState{
+		c:        c,
+		timer:    -1,
 		cmd:      x.cmd,
 		argv:     cloneArgv(x.argv),
 		db:       x.db.index,
@@ -67,7 +70,7 @@ func (s *Server) blockClient(c *Client, x *Ctx) {
 	c.blocked = b
 	s.stats.blockedClients++
 	if !b.deadline.IsZero() {
-		heap.Push(&s.loop.timers, blockTimer{at: b.deadline, c: c, b: b})
+		s.loop.addTimer(b)
 	}
 	if waitsOnGroup(b.cmd) {
 		s.watchGroupWait(c)
@@ -90,6 +93,7 @@ func (s *Server) unblock(c *Client) {
 		}
 	}
 	b.keys, b.links = nil, nil
+	s.loop.removeTimer(b)
 	b.done = true
 	c.blocked = nil
 	s.stats.blockedClients--

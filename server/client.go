@@ -309,7 +309,7 @@ func (c *Client) write(now time.Time) bool {
 	s := c.s
 	buf := c.out.Bytes()
 	for c.sent < len(buf) {
-		n, err := unix.Write(c.fd, buf[c.sent:])
+		n, err := writeRaw(c.fd, buf[c.sent:])
 		if n > 0 {
 			c.sent += n
 			s.stats.netOut.Add(int64(n))
@@ -363,7 +363,7 @@ var errWouldBlock = errors.New("server: nothing to read")
 
 func (r fdReader) Read(p []byte) (int, error) {
 	for {
-		n, err := unix.Read(r.c.fd, p)
+		n, err := readRaw(r.c.fd, p)
 		switch {
 		case err == unix.EINTR:
 			continue

@@ -129,7 +129,7 @@ func infoClients(s *Server, b *strings.Builder) {
 	field(b, "tracking_clients", 0)
 	field(b, "pubsub_clients", 0)
 	field(b, "watching_clients", watching)
-	field(b, "clients_in_timeout_table", s.stats.blockedClients)
+	field(b, "clients_in_timeout_table", len(s.loop.timers)) // blocked with a timeout, as in Redis
 	field(b, "total_watched_keys", watchedKeys)
 	field(b, "total_blocking_keys", blockingKeys)
 	field(b, "total_blocking_keys_on_nokey", onNokey)

@@ -171,7 +171,10 @@ func (l *eventLoop) run() {
 	s := l.s
 	timeout := -1
 	for {
-		n, err := unix.EpollWait(l.epfd, l.events, timeout)
+		n, err := pollRaw(l.epfd, l.events)
+		if n == 0 && err == nil && timeout != 0 {
+			n, err = unix.EpollWait(l.epfd, l.events, timeout)
+		}
 		if err != nil && err != unix.EINTR {
 			s.logger.Error("event loop failed", "err", err)
 			return
@@ -333,7 +336,7 @@ func (l *eventLoop) timeout(now time.Time) int {
 	if len(l.timers) == 0 {
 		return -1
 	}
-	d := l.timers[0].at.Sub(now)
+	d := l.timers[0].deadline.Sub(now)
 	if d <= 0 {
 		return 0
 	}
@@ -344,13 +347,10 @@ func (l *eventLoop) timeout(now time.Time) int {
 // null array Redis answers. Lock should be held.
 func (l *eventLoop) expireWaits(now time.Time) {
 	s := l.s
-	for len(l.timers) > 0 && !l.timers[0].at.After(now) {
-		t := heap.Pop(&l.timers).(blockTimer)
-		c, b := t.c, t.b
-		if c.blocked != b {
-			continue // served, unblocked or gone meanwhile
-		}
-		s.unblock(c)
+	for len(l.timers) > 0 && !l.timers[0].deadline.After(now) {
+		c := l.timers[0].c
+		b := c.blocked
+		s.unblock(c) // takes it off the heap
 		c.out.NullArray()
 		s.countUnblocked(b, false)
 		l.markDirty(c)
@@ -358,25 +358,38 @@ func (l *eventLoop) expireWaits(now time.Time) {
 	}
 }
 
-// blockTimer is a blocked wait's timeout.
-type blockTimer struct {
-	at time.Time
-	c  *Client
-	b  *blockState
-}
-
-// blockTimers is a min-heap of timeouts; an entry whose wait ended
-// earlier stays until it comes up, and is then skipped.
-type blockTimers []blockTimer
+// blockTimers is a min-heap of the blocked waits that have a timeout,
+// by deadline. A wait that ends otherwise leaves it at once (unblock), so
+// it holds only waits under way, however many come and go.
+type blockTimers []*blockState
 
 func (h blockTimers) Len() int           { return len(h) }
-func (h blockTimers) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
-func (h blockTimers) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *blockTimers) Push(x any)        { *h = append(*h, x.(blockTimer)) }
+func (h blockTimers) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
+func (h blockTimers) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].timer, h[j].timer = i, j
+}
+func (h *blockTimers) Push(x any) {
+	b := x.(*blockState)
+	b.timer = len(*h)
+	*h = append(*h, b)
+}
 func (h *blockTimers) Pop() any {
 	old := *h
-	t := old[len(old)-1]
-	old[len(old)-1] = blockTimer{}
+	b := old[len(old)-1]
+	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
-	return t
+	b.timer = -1
+	return b
+}
+
+// addTimer puts b's timeout on the heap. Lock should be held.
+func (l *eventLoop) addTimer(b *blockState) { heap.Push(&l.timers, b) }
+
+// removeTimer takes b's timeout off the heap, if it is there. Lock
+// should be held.
+func (l *eventLoop) removeTimer(b *blockState) {
+	if b.timer >= 0 {
+		heap.Remove(&l.timers, b.timer)
+	}
 }

@@ -53,3 +53,42 @@ func blockingStats(t *testing.T, dial func(testing.TB) *RawConn) string {
 	}
 	return "calls=" + calls[1] + " failed_calls=" + calls[2] + " errorstat_UNBLOCKED=" + errs[1]
 }
+
+// TestTimeoutTableEmptiesWhenServed: INFO's clients_in_timeout_table
+// counts the blocked clients that have a timeout, as Redis's does. A
+// wait served long before its timeout leaves the table at once: the
+// loop's timer heap held every served wait until its deadline once,
+// which with workers in `BRPOP q 300` grows by every message for five
+// minutes. Checked against redis-server when installed.
+func TestTimeoutTableEmptiesWhenServed(t *testing.T) {
+	t.Parallel()
+	checkTimeoutTable(t, "redstream", StartServer(t).Raw)
+	checkTimeoutTable(t, "redis-server", StartRedis(t).Raw)
+}
+
+func checkTimeoutTable(t *testing.T, name string, dial func(testing.TB) *RawConn) {
+	admin, forever, timed := dial(t), dial(t), dial(t)
+	forever.Send(Encode("BLPOP", "q", "0"))
+	ltWaitBlocked(t, admin, 1)
+	if n := infoInt(t, admin, "clients", "clients_in_timeout_table"); n != 0 {
+		t.Fatalf("%s: clients_in_timeout_table = %d with one BLPOP q 0 blocked, want 0", name, n)
+	}
+	for i := range 50 {
+		timed.Send(Encode("BLPOP", "t", "300"))
+		ltWaitBlocked(t, admin, 2)
+		if i == 0 {
+			if n := infoInt(t, admin, "clients", "clients_in_timeout_table"); n != 1 {
+				t.Fatalf("%s: clients_in_timeout_table = %d with BLPOP t 300 blocked, want 1", name, n)
+			}
+		}
+		admin.Do("RPUSH", "t", "x")
+		if r := timed.Read(); r.Type != '*' {
+			t.Fatalf("%s: served BLPOP t 300: %s", name, r)
+		}
+	}
+	if n := infoInt(t, admin, "clients", "clients_in_timeout_table"); n != 0 {
+		t.Fatalf("%s: clients_in_timeout_table = %d after 50 BLPOP t 300 were served, want 0", name, n)
+	}
+	admin.Do("RPUSH", "q", "x")
+	forever.Read()
+}
