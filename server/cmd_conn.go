@@ -413,7 +413,7 @@ func (c *Client) infoLine(nowMs int64) string {
 	now := time.UnixMilli(nowMs)
 	held := c.heldOutput()
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d watch=%d qbuf=%d qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s io-thread=0",
-		c.id, c.raddr, c.laddr, c.id, c.name, int64(now.Sub(c.created).Seconds()), int64(now.Sub(c.lastInteraction).Seconds()),
+		c.id, c.raddr, c.laddr, c.fd, c.name, int64(now.Sub(c.created).Seconds()), int64(now.Sub(c.lastInteraction).Seconds()),
 		flags, c.db, multi, len(c.watching), c.qbuf.Load(), 16384, held, c.memoryUsage(held), cmd, max(c.out.Proto, 2), c.libName, c.libVer)
 }
 

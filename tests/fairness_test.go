@@ -141,3 +141,50 @@ func skipReply(r *bufio.Reader) error {
 	}
 	return nil
 }
+
+// TestFairnessStuckReaderIsHeld: a client that pipelines big reads and
+// stops reading is held once the socket takes no more of its output: the
+// server runs none of its further commands until it reads, so what it
+// holds is one turn's output, not its whole pipeline's (200 x 256 KB
+// here). Once it reads again (the control), the rest of its pipeline
+// runs.
+func TestFairnessStuckReaderIsHeld(t *testing.T) {
+	s := StartServer(t, "--appendonly", "no", "--save", "")
+	admin := s.Raw(t)
+	admin.Do("RPUSH", "big", strings.Repeat("x", 256<<10))
+	conn := dialRaw(t, s.Addr)
+	const pipelined = 200
+	var req strings.Builder
+	for range pipelined {
+		req.WriteString(Encode("LRANGE", "big", "0", "-1"))
+	}
+	conn.Send(req.String())
+	calls := func() int {
+		info := admin.Do("INFO", "commandstats").Str
+		var n int
+		if i := strings.Index(info, "cmdstat_lrange:calls="); i >= 0 {
+			fmt.Sscanf(info[i+len("cmdstat_lrange:calls="):], "%d", &n)
+		}
+		return n
+	}
+	// A server that ignored the stuck socket would run all 200 within
+	// moments; a held client stops once the socket's buffers are full.
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) && calls() < pipelined {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := calls(); n >= pipelined {
+		t.Fatalf("all %d LRANGEs ran for a client that read none of their replies", n)
+	}
+	// The control: reading lets the rest run.
+	got := 0
+	for range pipelined {
+		if r := conn.Read(); r.Type != '*' {
+			t.Fatalf("LRANGE reply %d = %s", got, r)
+		}
+		got++
+	}
+	if n := calls(); n != pipelined {
+		t.Fatalf("after reading every reply, %d LRANGEs ran, want %d", n, pipelined)
+	}
+}
