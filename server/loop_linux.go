@@ -221,8 +221,8 @@ func (l *eventLoop) run() {
 // ready handles the events epoll reported for c. Lock should be held.
 func (l *eventLoop) ready(c *Client, events uint32, now time.Time) {
 	if events&unix.EPOLLOUT != 0 && c.held {
-		if !c.write(now) {
-			l.s.closeClient(c)
+		if !c.write(now) || (c.quit && !c.held) {
+			l.s.closeClient(c) // failed, or all written before a QUIT's close
 			return
 		}
 	}

@@ -753,3 +753,49 @@ func TestConnHalfCloseRunsEverything(t *testing.T) {
 		t.Fatalf("LLEN = %s, want %d", r, n)
 	}
 }
+
+// TestConnQuitAfterHeldOutput: QUIT pipelined behind a reply bigger than
+// the socket takes closes the connection once the client has read it
+// all. (The loop closed a QUIT client only when its output went in one
+// write; one that had to wait for the socket to drain stayed open.)
+func TestConnQuitAfterHeldOutput(t *testing.T) {
+	s := StartServer(t, "--appendonly", "no", "--save", "")
+	admin := s.Raw(t)
+	mb := strings.Repeat("x", 1<<20)
+	for range 32 {
+		admin.Do("RPUSH", "big", mb)
+	}
+	conn, err := net.Dial("tcp", s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte(Encode("CLIENT", "SETNAME", "stuck") + Encode("LRANGE", "big", "0", "-1") + Encode("QUIT"))); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the server holds output for it: the socket is full.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var omem int64 = -1
+		for _, c := range bbClientLines(t, admin.Do("CLIENT", "LIST")) {
+			if c["name"] == "stuck" {
+				omem, _ = strconv.ParseInt(c["omem"], 10, 64)
+			}
+		}
+		if omem > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never held output for the client (omem %d)", omem)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	got, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatalf("after %d bytes: %v (want the replies, then the connection closed)", len(got), err)
+	}
+	if !strings.HasSuffix(string(got), "+OK\r\n") || len(got) < 32<<20 {
+		t.Fatalf("read %d bytes ending %q, want the 32 MB LRANGE and QUIT's +OK", len(got), got[max(0, len(got)-20):])
+	}
+}
