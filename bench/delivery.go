@@ -22,6 +22,42 @@ func DeliveryRows(scale float64) []Row {
 		listQueueRow(4, 8, n(200_000)),
 		listDeliveryRow(5_000, n(50_000)),
 		streamDeliveryRow(5_000, n(50_000)),
+		idleConnectionsRow(max(int(5_000*scale), 100)),
+	}
+}
+
+// idleConnectionsRow opens n connections to a fresh server, each of which
+// sends one PING and then waits, as a fleet of idle queue workers does,
+// and reports the server's RSS growth per connection: what a connected
+// client costs the server while it sends nothing.
+func idleConnectionsRow(n int) Row {
+	return Row{
+		Group:   "delivery",
+		Fresh:   true,
+		Rounds:  1,
+		Metrics: []Metric{{Name: fmt.Sprintf("memory per idle connection, %d connections, RSS", n), Unit: "B/conn"}},
+		Run: func(t *Target) ([]float64, error) {
+			var conns []*Conn
+			defer func() {
+				for _, c := range conns {
+					c.Close()
+				}
+			}()
+			per, err := rssPerElement(t, n, func() error {
+				for range n {
+					c, err := Dial(t.Addr)
+					if err != nil {
+						return err
+					}
+					conns = append(conns, c)
+					if _, err := c.Do("PING"); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			return []float64{per}, err
+		},
 	}
 }
 
