@@ -15,6 +15,24 @@ import (
 // Client is one connection and the state Redis keeps per client. Every
 // field is guarded by the keyspace lock and used by the event loop
 // (loop_linux.go), except qbuf, which CLIENT LIST reads as an atomic.
+//
+// A client's life, all of it in the loop's passes:
+//
+//	adoptFD ─▶ reading: the loop waits for EPOLLIN; each ready read
+//	   │        fills rd, and complete commands make it runnable
+//	   ▼
+//	turn: its commands run, bounded (maxBatch); replies go to out,
+//	   │  and it is dirty: out is written at the end of the pass, once
+//	   │  durable (its ticket, in durable)
+//	   ├─▶ held: the socket took less than out; the loop waits for
+//	   │        EPOLLOUT and runs none of its commands until out drains
+//	   ├─▶ blocked: its command waits on keys (blocked, the timer heap);
+//	   │        its input is still read, and a disconnect closes it
+//	   │        taking nothing; a push, a timeout or CLIENT UNBLOCK
+//	   │        writes its reply and makes it runnable again
+//	   └─▶ quit (QUIT, a protocol error, the peer's end of input once
+//	            all it sent has run): closed once out is written
+//	closeClient: unblocked, unwatched, forgotten, its descriptor closed
 type Client struct {
 	s       *Server
 	id      int64
