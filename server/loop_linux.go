@@ -105,23 +105,20 @@ func (l *eventLoop) watch(c *Client, events uint32) {
 
 // markDirty queues c's output to be written before the loop sleeps.
 // Lock should be held.
-func (l *eventLoop) markDirty(c *Client) {
-	if c.dirty {
-		return
-	}
-	c.dirty = true
-	l.dirty = append(l.dirty, c)
-	l.wake()
-}
+func (l *eventLoop) markDirty(c *Client) { l.enqueue(&l.dirty, &c.dirty, c) }
 
 // markRunnable queues c to run the commands it has sent. Lock should be
 // held.
-func (l *eventLoop) markRunnable(c *Client) {
-	if c.runnable {
+func (l *eventLoop) markRunnable(c *Client) { l.enqueue(&l.runnable, &c.runnable, c) }
+
+// enqueue adds c to queue once (on says it is there) and makes sure the
+// loop looks at it. Lock should be held.
+func (l *eventLoop) enqueue(queue *[]*Client, on *bool, c *Client) {
+	if *on {
 		return
 	}
-	c.runnable = true
-	l.runnable = append(l.runnable, c)
+	*on = true
+	*queue = append(*queue, c)
 	l.wake()
 }
 

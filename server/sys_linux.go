@@ -14,23 +14,17 @@ import (
 // wait, goes through the scheduler (unix.EpollWait).
 
 // readRaw is read(2) on a non-blocking descriptor.
-func readRaw(fd int, p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	n, _, errno := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(n), nil
-}
+func readRaw(fd int, p []byte) (int, error) { return rawIO(unix.SYS_READ, fd, p) }
 
 // writeRaw is write(2) on a non-blocking descriptor.
-func writeRaw(fd int, p []byte) (int, error) {
+func writeRaw(fd int, p []byte) (int, error) { return rawIO(unix.SYS_WRITE, fd, p) }
+
+// rawIO makes read(2) or write(2), trap, on fd with p.
+func rawIO(trap uintptr, fd int, p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n, _, errno := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	n, _, errno := unix.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 	if errno != 0 {
 		return 0, errno
 	}
