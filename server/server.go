@@ -66,6 +66,7 @@ type Server struct {
 	persistInfo func() []InfoField
 	persist     Persister
 	codec       Codec
+	cluster     Cluster // the node's Raft group; nil: it runs alone (cluster.go)
 	runID       string
 	started     time.Time
 	nextID      atomic.Int64

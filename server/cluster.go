@@ -1,0 +1,75 @@
+package server
+
+import "time"
+
+// Cluster is the node's Raft group as the server sees it; package
+// replication implements it, and nil means the node runs alone (no
+// cluster-enabled). One group owns all 16384 slots: its leader is their
+// master and the other voters its replicas.
+//
+// Writes do not run on the node that receives them: the leader proposes
+// them (Propose) and every node applies them once committed (ApplyEntry),
+// the leader's apply producing the reply. So the keyspace only ever holds
+// committed writes (replication/doc.go has the whole argument).
+type Cluster interface {
+	// Self is this node.
+	Self() ClusterMember
+	// Members are the group's voters, this node included, in a stable
+	// order (by ID).
+	Members() []ClusterMember
+	// Status is the group's state as this node knows it.
+	Status() ClusterStatus
+	// Leading reports whether this node leads the group and has applied
+	// every entry committed before its term: it may take writes and
+	// serve reads.
+	Leading() bool
+	// Propose hands one batch (an encoded entry, see propose.go) to the
+	// group. It returns at once; the returned wait blocks until the
+	// entry is applied here or has failed. Called without the keyspace
+	// lock (the apply takes it).
+	Propose(entry []byte) (wait func() error)
+	// VerifyLeader confirms with a majority that this node still leads.
+	VerifyLeader() error
+	// Bootstrap makes a fresh node a group of one, its leader.
+	Bootstrap() error
+	// AddNode makes m a voter; RemoveNode removes the voter with that ID.
+	// Both run on the leader.
+	AddNode(m ClusterMember) error
+	RemoveNode(id string) error
+	// WaitReplicas waits until n followers hold every entry up to index,
+	// or timeout passes, and returns how many do.
+	WaitReplicas(n int, index uint64, timeout time.Duration) int
+}
+
+// ClusterMember is one node of the group.
+type ClusterMember struct {
+	ID      string // 40 hex characters, kept in the node's dir (as Redis's nodes.conf)
+	Addr    string // host:port clients connect to
+	BusAddr string // host:port of its Raft traffic (cluster-port)
+	Leader  bool
+	Self    bool
+}
+
+// ClusterStatus is INFO replication's and CLUSTER INFO's view of the group.
+type ClusterStatus struct {
+	Role         string // "leader", "follower", "candidate" or "shutdown"
+	Term         uint64
+	LeaderID     string // "" while there is none
+	CommitIndex  uint64
+	AppliedIndex uint64
+	LastIndex    uint64
+	// Followers is the leader's view of each other voter; empty on a
+	// follower.
+	Followers []FollowerStatus
+}
+
+// FollowerStatus is one follower as its leader sees it.
+type FollowerStatus struct {
+	ID          string
+	Addr        string
+	MatchIndex  uint64 // the newest entry the follower is known to hold
+	LastContact time.Duration
+}
+
+// SetCluster puts the node in a Raft group; call it before Serve.
+func (s *Server) SetCluster(c Cluster) { s.cluster = c }
