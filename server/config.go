@@ -52,6 +52,14 @@ type Config struct {
 	DBFilename               string
 	RDBCompression           bool
 	RDBChecksum              bool
+	// Replication (a Raft group; replication/). Names are Redis Cluster's.
+	ClusterEnabled       bool
+	ClusterPort          int    // Raft traffic; 0: port+10000, as Redis's cluster bus
+	ClusterNodeTimeout   int64  // ms; the basis of Raft's heartbeat and election timeouts
+	ClusterAnnounceIP    string // the address other nodes and clients are told; "": the first bind address
+	ClusterAnnouncePort  int    // the client port clients are told; 0: port
+	ClusterSnapshotAfter int64  // committed entries between Raft snapshots (raft-snapshot-threshold)
+	ClusterTrailingLogs  int64  // entries kept behind a snapshot for slow followers (raft-trailing-logs)
 }
 
 // DefaultConfig is what the server runs with when nothing is configured:
@@ -89,6 +97,9 @@ func DefaultConfig() Config {
 		DBFilename:               "dump.rdb",
 		RDBCompression:           true,
 		RDBChecksum:              true,
+		ClusterNodeTimeout:       15000,
+		ClusterSnapshotAfter:     8192,
+		ClusterTrailingLogs:      10240,
 	}
 }
 
@@ -175,6 +186,13 @@ var params = []param{
 	fileName("dbfilename", "filename", func(c *Config) *string { return &c.DBFilename }),
 	boolParam("rdbcompression", true, func(c *Config) *bool { return &c.RDBCompression }),
 	boolParam("rdbchecksum", false, func(c *Config) *bool { return &c.RDBChecksum }),
+	boolParam("cluster-enabled", false, func(c *Config) *bool { return &c.ClusterEnabled }),
+	intParam("cluster-port", false, 0, 65535, func(c *Config) *int { return &c.ClusterPort }),
+	int64Param("cluster-node-timeout", false, 100, math.MaxInt32, func(c *Config) *int64 { return &c.ClusterNodeTimeout }),
+	strParam("cluster-announce-ip", false, func(c *Config) *string { return &c.ClusterAnnounceIP }),
+	intParam("cluster-announce-port", false, 0, 65535, func(c *Config) *int { return &c.ClusterAnnouncePort }),
+	int64Param("raft-snapshot-threshold", false, 1, math.MaxInt64, func(c *Config) *int64 { return &c.ClusterSnapshotAfter }),
+	int64Param("raft-trailing-logs", false, 0, math.MaxInt64, func(c *Config) *int64 { return &c.ClusterTrailingLogs }),
 }
 
 func lookupParam(name string) *param {

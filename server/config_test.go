@@ -175,6 +175,20 @@ var cfgSetCases = []cfgSetCase{
 	{name: "client-output-buffer-limit", args: cfgArgs("normal 1mb"), bad: true, errText: "Wrong number of arguments in buffer limit configuration."},
 	{name: "client-output-buffer-limit", args: cfgArgs("master 0 0 0"), bad: true, errText: "Invalid client class specified in buffer limit configuration."},
 	{name: "client-output-buffer-limit", args: cfgArgs("normal 1mb x 0"), bad: true, errText: "Error in hard, soft or soft_seconds setting in buffer limit configuration."},
+	// Replication directives: startup only, range-checked.
+	{name: "cluster-enabled", args: cfgArgs("yes"), get: "yes"},
+	{name: "cluster-enabled", args: cfgArgs("maybe"), bad: true},
+	{name: "cluster-port", args: cfgArgs("17000"), get: "17000"},
+	{name: "cluster-port", args: cfgArgs("70000"), bad: true, errText: "argument must be between 0 and 65535 inclusive"},
+	{name: "cluster-node-timeout", args: cfgArgs("2000"), get: "2000"},
+	{name: "cluster-node-timeout", args: cfgArgs("10"), bad: true},
+	{name: "cluster-announce-ip", args: cfgArgs("10.0.0.7"), get: "10.0.0.7"},
+	{name: "cluster-announce-port", args: cfgArgs("7001"), get: "7001"},
+	{name: "cluster-announce-port", args: cfgArgs("-2"), bad: true},
+	{name: "raft-snapshot-threshold", args: cfgArgs("1000"), get: "1000"},
+	{name: "raft-snapshot-threshold", args: cfgArgs("0"), bad: true},
+	{name: "raft-trailing-logs", args: cfgArgs("0"), get: "0"},
+	{name: "raft-trailing-logs", args: cfgArgs("-1"), bad: true},
 }
 
 func TestConfigSetGet(t *testing.T) {
