@@ -75,6 +75,10 @@ type Client struct {
 	noTouch         bool
 	quit            bool // QUIT, RESET of a killed client, a fatal error: close after writing
 	eof             bool // the peer closed its side: close once its input has run
+	// Cluster mode (cluster.go, propose.go).
+	awaiting int      // proposals or background operations whose replies it waits for
+	stashed  [][]byte // the command read behind them, run once they are answered
+	readonly bool     // READONLY: a follower serves its reads (stale) instead of redirecting
 }
 
 type replyMode uint8
@@ -251,7 +255,7 @@ const (
 // returns true when commands are left for another turn. Lock should be
 // held.
 func (c *Client) turn() (more bool) {
-	if c.fd < 0 || c.blocked != nil || c.held || c.quit || c.closeASAP || c.shutdown != nil {
+	if c.fd < 0 || c.blocked != nil || c.held || c.quit || c.closeASAP || c.shutdown != nil || c.awaiting > 0 {
 		return false
 	}
 	mark := c.out.Len()
