@@ -64,6 +64,7 @@ func runServer(c *ucli.Context) (err error) {
 	logger.Info("redstream starting", "version", server.Version, "redis_compat", server.RedisVersion,
 		"pid", os.Getpid(), "config_file", file, "dir", cfg.Dir,
 		"appendonly", cfg.AppendOnly, "appendfsync", cfg.AppendFsync)
+	clusterMode(&cfg, logger)
 	dur := newDurability(cfg, logger)
 	srv, err := server.New(cfg, server.Options{Logger: logger, LogLevel: level, ConfigFile: file,
 		PersistenceInfo: dur.info, Persister: dur, Codec: persistence.DumpCodec{}})
@@ -79,7 +80,13 @@ func runServer(c *ucli.Context) (err error) {
 	}
 	defer dur.close()
 	srv.SetLog(dur.log())
-	if err := dur.load(srv); err != nil {
+	if cfg.ClusterEnabled {
+		node, err := openClusterNode(cfg, srv, logger)
+		if err != nil {
+			return err
+		}
+		defer node.Close() // after the server: its last replies may wait on the group
+	} else if err := dur.load(srv); err != nil {
 		return err
 	}
 	var addrs []string

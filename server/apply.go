@@ -92,6 +92,14 @@ func (s *Server) Apply(rec Record) error {
 
 // applyLocked executes one record. Lock should be held.
 func (sh *Shard) applyLocked(rec Record, proto int) (*Ctx, error) {
+	return sh.applyOwned(rec, proto, false)
+}
+
+// applyOwned executes one record; owned says a client of this node waits
+// on it (cluster mode, propose.go), so a blocking command that finds
+// nothing notes where it would wait instead of answering a timeout. The
+// state it leaves is the same either way. Lock should be held.
+func (sh *Shard) applyOwned(rec Record, proto int, owned bool) (*Ctx, error) {
 	if rec.DB < 0 || rec.DB >= len(sh.dbs) {
 		return nil, fmt.Errorf("server: record for database %d, only %d configured", rec.DB, len(sh.dbs))
 	}
@@ -111,7 +119,7 @@ func (sh *Shard) applyLocked(rec Record, proto int) (*Ctx, error) {
 	sh.replayW.Reset()
 	sh.replayW.Proto = max(proto, 2)
 	x := &sh.replayCtx
-	*x = Ctx{s: sh.node, w: &sh.replayW, db: sh.dbs[rec.DB], argv: rec.Argv, cmd: cmd, now: rec.Time, replay: true}
+	*x = Ctx{s: sh.node, w: &sh.replayW, db: sh.dbs[rec.DB], argv: rec.Argv, cmd: cmd, now: rec.Time, replay: true, owned: owned}
 	sh.node.execute(x, time.Time{}) // replay keeps no statistics
 	sh.pending = sh.pending[:0]     // replayed records are logged already
 	sh.pendingChanges = 0

@@ -10,12 +10,14 @@ import "github.com/redstream/redstream/resp"
 // Lock should be held.
 func (c *Client) await(work func() (reply func(w *resp.Writer))) {
 	c.awaiting++
+	c.awaitingOther++
 	s := c.s
 	go func() {
 		reply := work()
 		s.shard.mu.Lock()
 		defer s.shard.mu.Unlock()
 		c.awaiting--
+		c.awaitingOther--
 		if c.fd < 0 {
 			return // gone meanwhile: nobody to answer
 		}

@@ -37,6 +37,10 @@ type blockState struct {
 	c        *Client         // the client waiting
 	timer    int             // its place in the loop's timer heap; -1: not there
 	done     bool            // the wait is over: served, timed out, unblocked or gone
+	// Cluster mode: a re-try of its command is in the log (inflight);
+	// its timeout passed meanwhile (expired), to be answered if the
+	// re-try finds nothing.
+	inflight, expired bool
 	// XREADGROUP only (group_block.go): the timer that re-runs a CLAIM
 	// read when a pending entry becomes idle enough.
 	claim *time.Timer
@@ -152,6 +156,12 @@ func (s *Server) serveKey(db *DB, key string) {
 		// XREADGROUP is the exception: a key deleted or of another type
 		// ends its wait with NOGROUP or WRONGTYPE, which its re-run answers.
 		if o := db.keys[key]; !waitsOnGroup(b.cmd) && (o == nil || typeName(o) != b.cmd.Group) {
+			continue
+		}
+		if s.cluster != nil && b.cmd.Flags&FlagWrite != 0 {
+			if !b.inflight {
+				s.propose(c, b.argv, s.shard.now(), true) // served through the log
+			}
 			continue
 		}
 		s.rerun(c)

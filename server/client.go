@@ -76,7 +76,10 @@ type Client struct {
 	quit            bool // QUIT, RESET of a killed client, a fatal error: close after writing
 	eof             bool // the peer closed its side: close once its input has run
 	// Cluster mode (cluster.go, propose.go).
-	awaiting int      // proposals or background operations whose replies it waits for
+	awaiting int      // proposals, reads and background operations whose replies it waits for
+	// awaitingOther counts those of awaiting that are not proposals: a
+	// write may queue behind proposals only.
+	awaitingOther int
 	stashed  [][]byte // the command read behind them, run once they are answered
 	readonly bool     // READONLY: a follower serves its reads (stale) instead of redirecting
 }
@@ -261,7 +264,12 @@ func (c *Client) turn() (more bool) {
 	mark := c.out.Len()
 	var first time.Time
 	for n := 1; ; n++ {
-		argv, ok, err := c.rd.Next()
+		argv, ok, err := c.stashed, true, error(nil)
+		if argv != nil {
+			c.stashed = nil
+		} else {
+			argv, ok, err = c.rd.Next()
+		}
 		if err != nil {
 			c.protocolError(err) // after the commands before it, as in Redis
 			break
@@ -271,7 +279,7 @@ func (c *Client) turn() (more bool) {
 			break
 		}
 		c.process(argv)
-		if c.blocked != nil || c.quit || c.shutdown != nil {
+		if c.blocked != nil || c.quit || c.shutdown != nil || c.stashed != nil {
 			break
 		}
 		// The turn's bounds (see maxBatch). lastInteraction is when

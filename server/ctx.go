@@ -22,6 +22,7 @@ type Ctx struct {
 	replay bool // applying a logged record: no client, never block
 	inExec bool // running inside EXEC: blocking commands do not block
 	rerun  bool // re-running a blocked client's command after a key became ready
+	owned  bool // replaying a record a client of this node waits on (cluster mode)
 
 	dirty       int      // changes made; a write with dirty > 0 is logged
 	bookkeeping int      // of dirty, changes to delivery bookkeeping only (bookkept)
@@ -55,6 +56,9 @@ func (x *Ctx) mayBlock() bool { return !x.replay && !x.inExec && x.c != nil }
 // out at once, as in Redis; on a rerun the client simply stays blocked.
 func (x *Ctx) block(keys [][]byte, deadline time.Time) {
 	switch {
+	case x.owned:
+		x.stillBlocked = true
+		x.blockKeys, x.blockDeadline = keys, deadline
 	case x.rerun:
 		x.stillBlocked = true
 	case !x.mayBlock():

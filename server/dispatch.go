@@ -61,9 +61,17 @@ func isTxControl(cmd *Command) bool {
 // whatever it answers, refusals included. Lock should be held; the caller
 // commits the log.
 func (c *Client) process(argv [][]byte) {
+	if c.awaiting > 0 && !c.proposable(argv) {
+		c.stashed = cloneArgv(argv) // behind replies still to come (propose.go)
+		return
+	}
 	mark := c.out.Mark()
 	skip := !isClientReply(argv) && c.beginReplyMode()
+	awaiting := c.awaiting
 	c.dispatch(argv)
+	if skip && c.awaiting > awaiting && len(c.s.prop.owners) > 0 {
+		c.s.silenceLastProposal()
+	}
 	if skip && c.blocked == nil {
 		c.out.Truncate(mark)
 	}
@@ -110,6 +118,9 @@ func (c *Client) dispatch(argv [][]byte) {
 	if c.multi != nil && !isTxControl(cmd) {
 		c.multi.queue(cmd, argv)
 		c.reply().Status("QUEUED")
+		return
+	}
+	if s.cluster != nil && c.routeInCluster(cmd, argv, start) {
 		return
 	}
 	x := c.newCtx(cmd, argv, start)

@@ -204,6 +204,9 @@ func (l *eventLoop) run() {
 		}
 		clear(l.runnable)
 		l.runnable = l.runnable[:0]
+		if s.cluster != nil {
+			s.sendProposals()
+		}
 		s.commit()
 		l.flush(now)
 		for _, c := range next {
@@ -347,6 +350,13 @@ func (l *eventLoop) expireWaits(now time.Time) {
 	for len(l.timers) > 0 && !l.timers[0].deadline.After(now) {
 		c := l.timers[0].c
 		b := c.blocked
+		if b.inflight {
+			// A re-try of its command is in the log: what it finds
+			// decides (answerApplied).
+			l.removeTimer(b)
+			b.expired = true
+			continue
+		}
 		s.unblock(c) // takes it off the heap
 		c.out.NullArray()
 		s.countUnblocked(b, false)

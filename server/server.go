@@ -66,7 +66,8 @@ type Server struct {
 	persistInfo func() []InfoField
 	persist     Persister
 	codec       Codec
-	cluster     Cluster // the node's Raft group; nil: it runs alone (cluster.go)
+	cluster     Cluster  // the node's Raft group; nil: it runs alone (cluster.go)
+	prop        proposer // cluster mode's proposals; guarded by shard.mu (propose.go)
 	runID       string
 	started     time.Time
 	nextID      atomic.Int64

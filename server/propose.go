@@ -1,0 +1,414 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redstream/redstream/record"
+)
+
+// In cluster mode a write is not executed where it arrives. Its client's
+// turn turns it into a record, {time, db, argv}, stamped with the
+// leader's clock; the records of a pass go to the group as one entry
+// (Cluster.Propose), and the client waits (awaiting). Every node applies
+// the committed entry (ApplyEntry); on the node that proposed it, the
+// apply writes each record's reply to its client. So the keyspace never
+// holds a write the group has not committed, and a reply is the apply's.
+//
+// An entry is a header, then the records (package record):
+//
+//	+-----+----------+-------+------------+---------+------------------+
+//	| 'P' | uvarint  | node  | uvarint    | uvarint | protos: n bytes  |  records...
+//	|     | len(id)  | id    | seq        | n       | (0: no reply)    |
+//	+-----+----------+-------+------------+---------+------------------+
+//
+// node id and seq name the proposal on the node that made it; a proto is
+// the RESP version the record's client speaks.
+//
+// A read on the leader waits too, for one VerifyLeader per pass (a
+// majority still follows this node), then runs: a deposed leader that has
+// not noticed yet answers no read from its stale state.
+
+// proposal is one record a client of this node waits on.
+type proposal struct {
+	c      *Client
+	proto  int
+	silent bool // CLIENT REPLY OFF/SKIP: apply, but write no reply
+	waiter bool // the re-try of a blocked client's command (serveKey)
+}
+
+// pendingRead is a read waiting for its pass's leadership check.
+type pendingRead struct {
+	c    *Client
+	argv [][]byte
+}
+
+// proposer is the server's share of cluster mode. Guarded by shard.mu.
+type proposer struct {
+	recs     []Record
+	owners   []proposal
+	reads    []pendingRead
+	seq      uint64
+	inflight map[uint64][]proposal // proposals sent, by seq, until applied or failed
+	started  bool
+	results  chan inflight // to the goroutine that waits on them
+}
+
+type inflight struct {
+	seq  uint64
+	wait func() error
+}
+
+// Errors a Cluster's wait returns.
+var (
+	// ErrNotProposed means the entry never reached the log (this node
+	// does not lead): nothing of it was applied, and it is safe to retry.
+	ErrNotProposed = errors.New("not proposed: this node does not lead the group")
+)
+
+const (
+	errUnknownOutcome = "UNKNOWN the write was proposed but its outcome is unknown (leadership changed or the group did not answer in time); it may or may not have been applied"
+	errClusterDown    = "CLUSTERDOWN The cluster is down"
+	errReadOnlyNode   = "READONLY You can't write against a read only replica."
+)
+
+// routeInCluster decides where a command runs in cluster mode: here at
+// once (keyless reads, anything READONLY allows), through the log (writes
+// on the leader), after a leadership check (reads on the leader), or
+// elsewhere (a redirect). It reports whether it took the command. Lock
+// should be held.
+func (c *Client) routeInCluster(cmd *Command, argv [][]byte, start time.Time) bool {
+	s := c.s
+	if cmd.Name == "multi" {
+		c.reject("ERR MULTI is not supported in cluster mode yet")
+		return true
+	}
+	write := cmd.Flags&FlagWrite != 0
+	var keys []int
+	if cmd.First != 0 || cmd.Keys != nil {
+		keys = cmd.keyPositions(argv)
+	}
+	if len(keys) == 0 && !write {
+		return false // PING, INFO, CLUSTER ...: this node's own
+	}
+	if !s.cluster.Leading() {
+		switch {
+		case !write && c.readonly:
+			return false // a stale read, as asked
+		case len(keys) == 0:
+			c.reject(errReadOnlyNode)
+		default:
+			c.reject(s.redirect(argv[keys[0]]))
+		}
+		return true
+	}
+	if !write {
+		s.prop.reads = append(s.prop.reads, pendingRead{c: c, argv: cloneArgv(argv)})
+		c.awaiting++
+		c.awaitingOther++
+		return true
+	}
+	s.propose(c, argv, s.shard.nowFrom(start), false)
+	return true
+}
+
+// redirect is the error that sends a client to the leader for key.
+func (s *Server) redirect(key []byte) string {
+	for _, m := range s.cluster.Members() {
+		if m.Leader {
+			return "MOVED " + strconv.Itoa(KeySlot(key)) + " " + m.Addr
+		}
+	}
+	return errClusterDown
+}
+
+// proposable reports whether argv may be proposed behind c's awaited
+// proposals: only a write, on the leader, queues behind writes; anything
+// else waits for their replies (stashed), so replies stay in order.
+func (c *Client) proposable(argv [][]byte) bool {
+	s := c.s
+	if s.cluster == nil || c.multi != nil || c.awaitingOther > 0 {
+		return false
+	}
+	cmd, errText := s.lookupCommand(argv)
+	return errText == "" && cmd.Flags&FlagWrite != 0 && s.cluster.Leading()
+}
+
+// propose queues argv, at time now, as a record of the pass's entry, for
+// c to wait on. Lock should be held.
+func (s *Server) propose(c *Client, argv [][]byte, now int64, waiter bool) {
+	p := &s.prop
+	p.recs = append(p.recs, Record{Time: now, DB: c.db, Argv: cloneArgv(argv)})
+	p.owners = append(p.owners, proposal{c: c, proto: c.out.Proto, waiter: waiter})
+	if waiter {
+		c.blocked.inflight = true
+	} else {
+		c.awaiting++
+	}
+	s.loop.wake()
+}
+
+// silenceLastProposal drops the reply of the proposal just queued
+// (CLIENT REPLY OFF/SKIP). Lock should be held.
+func (s *Server) silenceLastProposal() {
+	s.prop.owners[len(s.prop.owners)-1].silent = true
+}
+
+// sendProposals hands the pass's records to the group as one entry and
+// starts the pass's leadership check for its reads. Lock should be held;
+// it is let go while the entry is handed over.
+func (s *Server) sendProposals() {
+	p := &s.prop
+	if !p.started && (len(p.recs) > 0 || len(p.reads) > 0) {
+		p.started = true
+		p.inflight = make(map[uint64][]proposal)
+		p.results = make(chan inflight, 1024)
+		go s.waitProposals(p.results)
+	}
+	if reads := p.reads; len(reads) > 0 {
+		p.reads = nil
+		go s.verifyThenRead(reads)
+	}
+	if len(p.recs) == 0 {
+		return
+	}
+	p.seq++
+	seq := p.seq
+	entry := encodeEntry(s.cluster.Self().ID, seq, p.owners, p.recs)
+	p.inflight[seq] = p.owners
+	p.recs, p.owners = nil, nil
+	s.shard.mu.Unlock()
+	wait := s.cluster.Propose(entry)
+	p.results <- inflight{seq: seq, wait: wait}
+	s.shard.mu.Lock()
+}
+
+// waitProposals waits for each entry sent, in order, and answers the
+// clients of one that failed; an applied one was answered by its apply.
+func (s *Server) waitProposals(results <-chan inflight) {
+	for r := range results {
+		err := r.wait()
+		if err == nil {
+			continue
+		}
+		s.shard.mu.Lock()
+		owners, ok := s.prop.inflight[r.seq]
+		delete(s.prop.inflight, r.seq)
+		if ok {
+			msg := errUnknownOutcome
+			if errors.Is(err, ErrNotProposed) {
+				msg = errClusterDown
+			}
+			for _, o := range owners {
+				s.failProposal(o, msg)
+			}
+		}
+		s.shard.mu.Unlock()
+	}
+}
+
+// failProposal answers a proposal that was not applied. Lock should be
+// held.
+func (s *Server) failProposal(o proposal, msg string) {
+	c := o.c
+	if o.waiter {
+		if b := c.blocked; b != nil && b.inflight {
+			b.inflight = false
+			s.unblock(c)
+			c.out.Error(msg)
+			c.answered()
+		}
+		return
+	}
+	c.awaiting--
+	if c.fd < 0 {
+		return
+	}
+	if !o.silent {
+		c.out.Error(msg)
+	}
+	c.answered()
+}
+
+// verifyThenRead runs reads once a majority has confirmed this node
+// still leads; if it does not, they are redirected.
+func (s *Server) verifyThenRead(reads []pendingRead) {
+	err := s.cluster.VerifyLeader()
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
+	for _, r := range reads {
+		c := r.c
+		c.awaiting--
+		c.awaitingOther--
+		if c.fd < 0 {
+			continue
+		}
+		if err != nil {
+			cmd, _ := s.lookupCommand(r.argv)
+			keys := cmd.keyPositions(r.argv)
+			c.out.Error(s.redirect(r.argv[keys[0]]))
+		} else {
+			cmd, _ := s.lookupCommand(r.argv)
+			start := time.Now()
+			x := c.newCtx(cmd, r.argv, start)
+			c.ranCommand = true
+			s.execute(x, start)
+			if x.blockKeys != nil {
+				s.blockClient(c, x) // XREAD BLOCK: a read waits here
+			}
+		}
+		c.answered()
+	}
+	s.loop.wake()
+}
+
+// ApplyEntry applies one committed entry (Cluster's state machine calls
+// it, in log order, on every node). On the node that proposed it, each
+// record's reply goes to the client waiting on it. An error means the
+// entry cannot be applied at all: the log is damaged.
+func (s *Server) ApplyEntry(data []byte) error {
+	node, seq, protos, recs, err := parseEntry(data)
+	if err != nil {
+		return err
+	}
+	sh := s.shard
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	var owners []proposal
+	if s.cluster != nil && node == s.cluster.Self().ID {
+		owners = s.prop.inflight[seq]
+		delete(s.prop.inflight, seq)
+	}
+	if owners != nil && len(owners) != len(recs) {
+		return fmt.Errorf("server: entry %d has %d records for %d proposals", seq, len(recs), len(owners))
+	}
+	for i, rec := range recs {
+		var o *proposal
+		proto := 0
+		if owners != nil {
+			o = &owners[i]
+			proto = int(protos[i])
+		}
+		x, err := sh.applyOwned(rec, proto, o != nil)
+		if err != nil {
+			return err
+		}
+		if o != nil {
+			s.answerApplied(*o, x)
+		}
+	}
+	s.serveReady()
+	return nil
+}
+
+// answerApplied gives a proposal's client what its record's apply
+// answered, or makes it wait when the record was a blocking command that
+// found nothing. Lock should be held.
+func (s *Server) answerApplied(o proposal, x *Ctx) {
+	c := o.c
+	if o.waiter {
+		b := c.blocked
+		if b == nil || !b.inflight {
+			return // gone meanwhile (a lost element: see replication/doc.go)
+		}
+		b.inflight = false
+		if x.stillBlocked {
+			if b.expired {
+				s.unblock(c)
+				c.out.NullArray()
+				s.countUnblocked(b, false)
+				c.answered()
+			}
+			return
+		}
+		s.unblock(c)
+		if c.replyMode == replyOn {
+			c.out.Raw(x.w.Bytes())
+		}
+		c.answered()
+		return
+	}
+	c.awaiting--
+	if c.fd < 0 {
+		return
+	}
+	if x.stillBlocked {
+		s.blockClient(c, x)
+		return
+	}
+	if !o.silent {
+		c.out.Raw(x.w.Bytes())
+	}
+	c.answered()
+}
+
+// encodeEntry encodes a pass's proposals as one log entry.
+func encodeEntry(node string, seq uint64, owners []proposal, recs []Record) []byte {
+	buf := make([]byte, 0, 64+len(recs)*64)
+	buf = append(buf, 'P')
+	buf = binary.AppendUvarint(buf, uint64(len(node)))
+	buf = append(buf, node...)
+	buf = binary.AppendUvarint(buf, seq)
+	buf = binary.AppendUvarint(buf, uint64(len(recs)))
+	for _, o := range owners {
+		buf = append(buf, byte(o.proto))
+	}
+	return record.Append(buf, recs...)
+}
+
+// errBadEntry is an entry that is not one encodeEntry made.
+var errBadEntry = errors.New("server: malformed log entry")
+
+func parseEntry(p []byte) (node string, seq uint64, protos []byte, recs []Record, err error) {
+	if len(p) == 0 || p[0] != 'P' {
+		return "", 0, nil, nil, errBadEntry
+	}
+	p = p[1:]
+	n, k := binary.Uvarint(p)
+	if k <= 0 || n > uint64(len(p)-k) {
+		return "", 0, nil, nil, errBadEntry
+	}
+	node, p = string(p[k:k+int(n)]), p[k+int(n):]
+	seq, k = binary.Uvarint(p)
+	if k <= 0 {
+		return "", 0, nil, nil, errBadEntry
+	}
+	p = p[k:]
+	n, k = binary.Uvarint(p)
+	if k <= 0 || n > uint64(len(p)-k) {
+		return "", 0, nil, nil, errBadEntry
+	}
+	protos, p = p[k:k+int(n)], p[k+int(n):]
+	recs, err = record.Parse(p)
+	if err != nil {
+		return "", 0, nil, nil, fmt.Errorf("%w: %w", errBadEntry, err)
+	}
+	if len(recs) != len(protos) {
+		return "", 0, nil, nil, fmt.Errorf("%w: %d records, %d protocols", errBadEntry, len(recs), len(protos))
+	}
+	return node, seq, protos, recs, nil
+}
+
+// LeadershipChanged is told when this node starts or stops leading its
+// group. A node that stops leading redirects its blocked clients: they
+// wait on the leader, where writes are served. Their re-tries in flight,
+// if any, are answered when the log says what became of them.
+func (s *Server) LeadershipChanged(leading bool) {
+	if leading {
+		return
+	}
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
+	for _, c := range s.clients {
+		b := c.blocked
+		if b == nil || b.inflight || b.cmd.Flags&FlagWrite == 0 || len(b.keys) == 0 {
+			continue
+		}
+		s.unblock(c)
+		c.out.Error(s.redirect([]byte(b.keys[0])))
+		c.answered()
+	}
+}
