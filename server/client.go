@@ -76,12 +76,12 @@ type Client struct {
 	quit            bool // QUIT, RESET of a killed client, a fatal error: close after writing
 	eof             bool // the peer closed its side: close once its input has run
 	// Cluster mode (cluster.go, propose.go).
-	awaiting int      // proposals, reads and background operations whose replies it waits for
+	awaiting int // proposals, reads and background operations whose replies it waits for
 	// awaitingOther counts those of awaiting that are not proposals: a
 	// write may queue behind proposals only.
 	awaitingOther int
-	stashed  [][]byte // the command read behind them, run once they are answered
-	readonly bool     // READONLY: a follower serves its reads (stale) instead of redirecting
+	stashed       [][]byte // the command read behind them, run once they are answered
+	readonly      bool     // READONLY: a follower serves its reads (stale) instead of redirecting
 }
 
 type replyMode uint8
