@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/redstream
 FUZZTIME ?= 15s
 
-.PHONY: build run test integ unit bench fuzz lint soak clean readme
+.PHONY: build run test integ unit bench fuzz lint soak soak-cluster clean readme
 
 build:
 	$(GO) build -o $(BIN) .
@@ -35,6 +35,12 @@ bench: build
 # The kill -9 crash loop at length: 300 cycles instead of make test's 30.
 soak:
 	REDSTREAM_SOAK_CYCLES=300 $(GO) test -race -timeout 90m -run 'TestKill9' -count=1 -v ./tests/
+
+# The cluster fault tests at length: 200 fault cycles (kill -9 leader,
+# follower, all three; SIGSTOP the leader; snapshot catch-up) instead of
+# make test's 10.
+soak-cluster:
+	REDSTREAM_CLUSTER_CYCLES=200 $(GO) test -race -timeout 120m -run 'TestCluster' -count=1 -v ./tests/
 
 # Runs every fuzz target for FUZZTIME each.
 fuzz:
