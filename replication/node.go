@@ -18,6 +18,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
 	"github.com/redstream/redstream/server"
 )
 
@@ -43,6 +44,7 @@ type Node struct {
 	raft   *raft.Raft
 	fsm    *fsm
 	log    *wal.WAL
+	meta   *metadb.BoltMetaDB
 	trans  *raft.NetworkTransport
 	self   server.ClusterMember
 	logger *slog.Logger
@@ -81,23 +83,27 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "wal"), 0o755); err != nil {
 		return nil, err
 	}
-	n.log, err = wal.Open(filepath.Join(dir, "wal"))
+	// raft-wal v0.4.0's Close leaves its metadata DB open (and locked):
+	// the node keeps a handle to close it itself, so a node can restart
+	// in the same process.
+	n.meta = &metadb.BoltMetaDB{}
+	n.log, err = wal.Open(filepath.Join(dir, "wal"), wal.WithMetaStore(n.meta), wal.WithLogger(hcLogger(logger, "wal")))
 	if err != nil {
 		return nil, fmt.Errorf("replication: opening the Raft log: %w", err)
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, hcLogger(logger, "snapshots"))
 	if err != nil {
-		n.log.Close()
+		n.closeStores()
 		return nil, err
 	}
 	advertise, err := net.ResolveTCPAddr("tcp", cfg.BusAddr)
 	if err != nil {
-		n.log.Close()
+		n.closeStores()
 		return nil, fmt.Errorf("replication: cluster bus address %q: %w", cfg.BusAddr, err)
 	}
 	n.trans, err = raft.NewTCPTransportWithLogger(cfg.BindAddr, advertise, 3, 10*time.Second, hcLogger(logger, "transport"))
 	if err != nil {
-		n.log.Close()
+		n.closeStores()
 		return nil, fmt.Errorf("replication: listening for Raft traffic on %s: %w", cfg.BindAddr, err)
 	}
 	rc := raftConfig(cfg, id, logger)
@@ -105,7 +111,7 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 	n.raft, err = raft.NewRaft(rc, n.fsm, n.log, n.log, snaps, n.trans)
 	if err != nil {
 		n.trans.Close()
-		n.log.Close()
+		n.closeStores()
 		return nil, err
 	}
 	n.wg.Add(1)
@@ -214,10 +220,15 @@ func (n *Node) Close() error {
 	if cerr := n.trans.Close(); err == nil {
 		err = cerr
 	}
-	if cerr := n.log.Close(); err == nil {
+	if cerr := n.closeStores(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// closeStores closes the Raft log and its metadata.
+func (n *Node) closeStores() error {
+	return errors.Join(n.log.Close(), n.meta.Close())
 }
 
 // Self implements server.Cluster.

@@ -337,6 +337,7 @@ func (s *Server) answerApplied(o proposal, x *Ctx) {
 	}
 	if x.stillBlocked {
 		s.blockClient(c, x)
+		s.loop.wake() // to sleep no longer than its timeout
 		return
 	}
 	if !o.silent {
