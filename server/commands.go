@@ -207,7 +207,7 @@ func allSpecs() []spec {
 	var all []spec
 	for _, family := range [][]spec{
 		connectionSpecs, serverSpecs, persistenceSpecs, keyspaceSpecs, dumpSpecs, transactionSpecs, stringSpecs, listSpecs,
-		streamSpecs, groupSpecs,
+		streamSpecs, groupSpecs, clusterSpecs,
 	} {
 		all = append(all, family...)
 	}
