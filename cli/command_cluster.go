@@ -179,9 +179,16 @@ func (a *clusterAdmin) nodes(addr string) ([]clusterNode, error) {
 	return parseClusterNodes(text)
 }
 
-// fresh returns the node at addr, which must be in no group yet.
+// fresh returns the node at addr, which must be in no group yet. A node
+// that is still starting (refuses connections, answers LOADING) is
+// waited for, so a script can start nodes and create the group at once.
 func (a *clusterAdmin) fresh(addr string) (clusterNode, error) {
+	deadline := time.Now().Add(a.timeout)
 	nodes, err := a.nodes(addr)
+	for err != nil && starting(err) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond) // nothing notifies a start
+		nodes, err = a.nodes(addr)
+	}
 	if err != nil {
 		return clusterNode{}, err
 	}
@@ -189,6 +196,12 @@ func (a *clusterAdmin) fresh(addr string) (clusterNode, error) {
 		return clusterNode{}, fmt.Errorf("%s is already in a group (CLUSTER NODES lists %d nodes); remove it from that group first, or start it on an empty dir", addr, len(nodes))
 	}
 	return nodes[0], nil
+}
+
+// starting reports an error a node gives while it starts.
+func starting(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial" || strings.Contains(err.Error(), "LOADING")
 }
 
 // leader finds the leader of the group existing is in.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -116,9 +117,13 @@ func (n *fakeNode) RemoveNode(id string) error {
 // startNode serves a node of g on a free loopback port and returns its
 // address and its close function.
 func startNode(t *testing.T, g *fakeGroup, id byte) (string, func()) {
+	return startNodeOn(t, g, id, server.PortRandom)
+}
+
+func startNodeOn(t *testing.T, g *fakeGroup, id byte, port int) (string, func()) {
 	t.Helper()
 	cfg := server.DefaultConfig()
-	cfg.Dir, cfg.Port, cfg.Bind, cfg.AppendOnly, cfg.Save = t.TempDir(), server.PortRandom, []string{"127.0.0.1"}, false, ""
+	cfg.Dir, cfg.Port, cfg.Bind, cfg.AppendOnly, cfg.Save = t.TempDir(), port, []string{"127.0.0.1"}, false, ""
 	s, err := server.New(cfg, server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -236,5 +241,26 @@ func TestClusterCommands(t *testing.T) {
 	}
 	if out, err := runCluster("status", a, "--timeout", "2s"); err != nil {
 		t.Errorf("status with a member down: %v\n%s", err, out)
+	}
+}
+
+// create waits for a node that is not listening yet, as `make cluster`
+// needs: it runs create right after starting the nodes.
+func TestClusterCreateWaitsForStart(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close() // nothing listens there until the node starts
+	done := make(chan error, 1)
+	go func() {
+		_, err := runCluster("create", fmt.Sprintf("127.0.0.1:%d", port), "--timeout", "20s")
+		done <- err
+	}()
+	time.Sleep(time.Second) // the node starts late: that is the case tested
+	startNodeOn(t, &fakeGroup{}, 'a', port)
+	if err := <-done; err != nil {
+		t.Fatalf("create on a node that started late: %v", err)
 	}
 }
