@@ -102,18 +102,18 @@ func clusterConn(t *testing.T, cl Cluster, proto int) *pipeConn {
 // send sends a command and renders its whole reply (render).
 func (p *pipeConn) send(args ...string) string {
 	p.t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	return p.roundTrip(args, func() string { return render(p.t, p.r) })
+}
+
+// expect sends each command (its words split at spaces) and checks the
+// rendered reply.
+func (p *pipeConn) expect(cases [][2]string) {
+	p.t.Helper()
+	for _, c := range cases {
+		if got := p.send(strings.Fields(c[0])...); got != c[1] {
+			p.t.Errorf("%s = %s, want %s", c[0], got, c[1])
+		}
 	}
-	p.s.sync()
-	if _, err := p.conn.Write([]byte(b.String())); err != nil {
-		p.t.Fatal(err)
-	}
-	out := render(p.t, p.r)
-	p.s.sync()
-	return out
 }
 
 // render reads one reply and writes it compactly with its RESP types:
@@ -172,18 +172,14 @@ func TestClusterDisabled(t *testing.T) {
 		}
 	}
 	// The dispatcher's checks come first, as in Redis.
-	for cmd, want := range map[string]string{
-		"CLUSTER":             "-ERR wrong number of arguments for 'cluster' command",
-		"CLUSTER NOSUCH":      "-ERR unknown subcommand 'NOSUCH'. Try CLUSTER HELP.",
-		"CLUSTER KEYSLOT":     "-ERR wrong number of arguments for 'cluster|keyslot' command",
-		"CLUSTER NODES extra": "-ERR wrong number of arguments for 'cluster|nodes' command",
-		"READONLY extra":      "-ERR wrong number of arguments for 'readonly' command",
-		"CLUSTER ADDNODE a b": "-ERR wrong number of arguments for 'cluster|addnode' command",
-	} {
-		if got := p.send(strings.Fields(cmd)...); got != want {
-			t.Errorf("%s = %s, want %s", cmd, got, want)
-		}
-	}
+	p.expect([][2]string{
+		{"CLUSTER", "-ERR wrong number of arguments for 'cluster' command"},
+		{"CLUSTER NOSUCH", "-ERR unknown subcommand 'NOSUCH'. Try CLUSTER HELP."},
+		{"CLUSTER KEYSLOT", "-ERR wrong number of arguments for 'cluster|keyslot' command"},
+		{"CLUSTER NODES extra", "-ERR wrong number of arguments for 'cluster|nodes' command"},
+		{"READONLY extra", "-ERR wrong number of arguments for 'readonly' command"},
+		{"CLUSTER ADDNODE a b", "-ERR wrong number of arguments for 'cluster|addnode' command"},
+	})
 	if info := p.send("INFO", "cluster"); !strings.Contains(info, `cluster_enabled:0\r\n`) {
 		t.Errorf("INFO cluster = %s", info)
 	}
@@ -275,17 +271,12 @@ func TestClusterFollowerView(t *testing.T) {
 func TestClusterFreshNode(t *testing.T) {
 	f := &fakeCluster{self: nodeA, status: ClusterStatus{Role: "follower"}}
 	p := clusterConn(t, f, 2)
-	checks := map[string]string{
-		"CLUSTER NODES":  verbatim(2, "<A> 127.0.0.1:7001@17001 myself,master - 0 0 0 connected\n"),
-		"CLUSTER SLOTS":  "*0[]",
-		"CLUSTER SHARDS": "*1[" + shard(2, "*0[]", shardNode(2, "<A>", 7001, "master", 0, "online")) + "]",
-		"CLUSTER MYID":   `$"<A>"`,
-	}
-	for cmd, want := range checks {
-		if got := p.send(strings.Fields(cmd)...); got != want {
-			t.Errorf("%s = %s, want %s", cmd, got, want)
-		}
-	}
+	p.expect([][2]string{
+		{"CLUSTER NODES", verbatim(2, "<A> 127.0.0.1:7001@17001 myself,master - 0 0 0 connected\n")},
+		{"CLUSTER SLOTS", "*0[]"},
+		{"CLUSTER SHARDS", "*1[" + shard(2, "*0[]", shardNode(2, "<A>", 7001, "master", 0, "online")) + "]"},
+		{"CLUSTER MYID", `$"<A>"`},
+	})
 	info := p.send("CLUSTER", "INFO")
 	for _, line := range []string{"cluster_state:fail", "cluster_slots_assigned:0", "cluster_known_nodes:1", "cluster_size:0"} {
 		if !strings.Contains(info, line+`\r\n`) {
@@ -302,25 +293,21 @@ func TestClusterKeySlots(t *testing.T) {
 	}
 	p.s.shard.mu.Unlock()
 	slot := strconv.Itoa(KeySlot([]byte("user1000")))
-	for cmd, want := range map[string]string{
-		"CLUSTER KEYSLOT foo":                  ":12182",
-		"CLUSTER KEYSLOT {user1000}.following": ":" + slot,
-		"CLUSTER COUNTKEYSINSLOT " + slot:      ":3",
-		"CLUSTER COUNTKEYSINSLOT 12182":        ":1",
-		"CLUSTER COUNTKEYSINSLOT 0":            ":0",
-		"CLUSTER COUNTKEYSINSLOT 16384":        "-ERR Invalid slot",
-		"CLUSTER COUNTKEYSINSLOT -1":           "-ERR Invalid slot",
-		"CLUSTER COUNTKEYSINSLOT x":            "-ERR value is not an integer or out of range",
-		"CLUSTER GETKEYSINSLOT 12182 10":       `*1[$"foo"]`,
-		"CLUSTER GETKEYSINSLOT 12182 0":        "*0[]",
-		"CLUSTER GETKEYSINSLOT 16384 1":        "-ERR Invalid slot or number of keys",
-		"CLUSTER GETKEYSINSLOT 1 -1":           "-ERR Invalid slot or number of keys",
-		"CLUSTER GETKEYSINSLOT 1 x":            "-ERR value is not an integer or out of range",
-	} {
-		if got := p.send(strings.Fields(cmd)...); got != want {
-			t.Errorf("%s = %s, want %s", cmd, got, want)
-		}
-	}
+	p.expect([][2]string{
+		{"CLUSTER KEYSLOT foo", ":12182"},
+		{"CLUSTER KEYSLOT {user1000}.following", ":" + slot},
+		{"CLUSTER COUNTKEYSINSLOT " + slot, ":3"},
+		{"CLUSTER COUNTKEYSINSLOT 12182", ":1"},
+		{"CLUSTER COUNTKEYSINSLOT 0", ":0"},
+		{"CLUSTER COUNTKEYSINSLOT 16384", "-ERR Invalid slot"},
+		{"CLUSTER COUNTKEYSINSLOT -1", "-ERR Invalid slot"},
+		{"CLUSTER COUNTKEYSINSLOT x", "-ERR value is not an integer or out of range"},
+		{"CLUSTER GETKEYSINSLOT 12182 10", `*1[$"foo"]`},
+		{"CLUSTER GETKEYSINSLOT 12182 0", "*0[]"},
+		{"CLUSTER GETKEYSINSLOT 16384 1", "-ERR Invalid slot or number of keys"},
+		{"CLUSTER GETKEYSINSLOT 1 -1", "-ERR Invalid slot or number of keys"},
+		{"CLUSTER GETKEYSINSLOT 1 x", "-ERR value is not an integer or out of range"},
+	})
 	// COUNT bounds the reply; the keys are the slot's.
 	got := p.send("CLUSTER", "GETKEYSINSLOT", slot, "2")
 	if !strings.HasPrefix(got, "*2[") || strings.Contains(got, "foo") {
@@ -372,18 +359,14 @@ func TestClusterMembershipChanges(t *testing.T) {
 		t.Fatalf("CLUSTER BOOTSTRAP = %s", got)
 	}
 	f.set(func() { f.members = []ClusterMember{nodeA, nodeB} })
-	for _, c := range [][2]string{
+	p.expect([][2]string{
 		{"CLUSTER ADDNODE " + nodeC.ID + " 127.0.0.1:7003 127.0.0.1:17003", "+OK"},
 		{"CLUSTER DELNODE " + nodeB.ID, "+OK"},
 		{"CLUSTER DELNODE " + nodeC.ID, "-ERR Unknown node <C>"}, // the fake's members did not change
 		{"CLUSTER ADDNODE xyz 127.0.0.1:7003 127.0.0.1:17003", "-ERR Invalid node ID xyz"},
 		{"CLUSTER ADDNODE " + nodeC.ID + " 127.0.0.1 127.0.0.1:17003", "-ERR Invalid node address specified: 127.0.0.1"},
 		{"CLUSTER ADDNODE " + nodeC.ID + " 127.0.0.1:7003 h:0", "-ERR Invalid node address specified: h:0"},
-	} {
-		if got := p.send(strings.Fields(c[0])...); got != c[1] {
-			t.Errorf("%s = %s, want %s", c[0], got, c[1])
-		}
-	}
+	})
 	want := []string{"bootstrap", "add <C> 127.0.0.1:7003 127.0.0.1:17003", "remove <B>"}
 	var got string
 	f.set(func() {
