@@ -429,3 +429,23 @@ func TestClusterInfo(t *testing.T) {
 		t.Errorf("INFO replication with no leader names a master:\n%s", info)
 	}
 }
+
+// A command answered off the loop (await) holds the client's pipeline:
+// the commands sent behind it run, and answer, after it.
+func TestAwaitKeepsPipelineOrder(t *testing.T) {
+	f := &fakeCluster{self: nodeA, status: ClusterStatus{Role: "follower"}, gate: make(chan struct{}), entered: make(chan string, 16)}
+	p := clusterConn(t, f, 2)
+	p.s.sync()
+	if _, err := p.conn.Write([]byte("*2\r\n$7\r\nCLUSTER\r\n$9\r\nBOOTSTRAP\r\n*2\r\n$7\r\nCLUSTER\r\n$4\r\nMYID\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-f.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("CLUSTER BOOTSTRAP did not reach the group in 10s")
+	}
+	close(f.gate)
+	if first, second := render(t, p.r), render(t, p.r); first != "+OK" || second != `$"<A>"` {
+		t.Fatalf("replies %s, %s; want +OK, then the ID", first, second)
+	}
+}
