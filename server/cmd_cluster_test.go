@@ -449,3 +449,20 @@ func TestAwaitKeepsPipelineOrder(t *testing.T) {
 		t.Fatalf("replies %s, %s; want +OK, then the ID", first, second)
 	}
 }
+
+// ACL categories as Redis gives them: READONLY, READWRITE and ASKING
+// change the connection, the CLUSTER container and its subcommands not.
+func TestClusterACLCategories(t *testing.T) {
+	table := commandTable()
+	for name, want := range map[string]string{
+		"readonly": "@connection @fast", "readwrite": "@connection @fast", "asking": "@connection @fast",
+		"cluster": "@slow",
+	} {
+		if got := strings.Join(table[name].aclCategories(), " "); got != want {
+			t.Errorf("%s: ACL categories %q, want %q", name, got, want)
+		}
+	}
+	if got := strings.Join(table["cluster"].Sub["info"].aclCategories(), " "); got != "@slow" {
+		t.Errorf("cluster|info: ACL categories %q, want @slow", got)
+	}
+}
