@@ -8,12 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/redstream/redstream/server"
 )
 
@@ -262,5 +264,48 @@ func TestClusterCreateWaitsForStart(t *testing.T) {
 	startNodeOn(t, &fakeGroup{}, 'a', port)
 	if err := <-done; err != nil {
 		t.Fatalf("create on a node that started late: %v", err)
+	}
+}
+
+// Cluster clients read the group from the replies: go-redis parses
+// CLUSTER SLOTS and SHARDS into the leader and its replicas, and
+// redis-cli --cluster check finds every slot covered.
+func TestClusterRepliesParse(t *testing.T) {
+	g := &fakeGroup{}
+	a, _ := startNode(t, g, 'a')
+	b, _ := startNode(t, g, 'b')
+	c, _ := startNode(t, g, 'c')
+	if out, err := runCluster("create", a, b, c); err != nil {
+		t.Fatalf("create: %v\n%s", err, out)
+	}
+	rc := redis.NewClient(&redis.Options{Addr: b})
+	defer rc.Close()
+	ctx := context.Background()
+	slots, err := rc.ClusterSlots(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprintf("%d-%d", slots[0].Start, slots[0].End)
+	for _, n := range slots[0].Nodes {
+		got += " " + n.Addr
+	}
+	if want := "0-16383 " + a + " " + b + " " + c; len(slots) != 1 || got != want {
+		t.Errorf("CLUSTER SLOTS via go-redis: %d ranges, %s; want %s", len(slots), got, want)
+	}
+	shards, err := rc.ClusterShards(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(shards) != 1 || len(shards[0].Slots) != 1 || shards[0].Slots[0].End != 16383 || len(shards[0].Nodes) != 3 ||
+		shards[0].Nodes[0].Role != "master" || shards[0].Nodes[1].Role != "replica" || shards[0].Nodes[1].Health != "online" {
+		t.Errorf("CLUSTER SHARDS via go-redis: %+v", shards)
+	}
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Skip("redis-cli is not installed (apt-get install redis-tools); skipping its check")
+	}
+	out, err := exec.Command(cli, "--cluster", "check", b).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "[OK] All 16384 slots covered.") {
+		t.Errorf("redis-cli --cluster check: %v\n%s", err, out)
 	}
 }
