@@ -1,13 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
 	"github.com/redstream/redstream/record"
+	"github.com/redstream/redstream/resp"
 )
 
 // In cluster mode a write is not executed where it arrives. Its client's
@@ -214,6 +217,9 @@ func (s *Server) waitProposals(results <-chan inflight) {
 // held.
 func (s *Server) failProposal(o proposal, msg string) {
 	c := o.c
+	if c == nil {
+		return
+	}
 	if o.waiter {
 		if b := c.blocked; b != nil && b.inflight {
 			b.inflight = false
@@ -309,10 +315,16 @@ func (s *Server) ApplyEntry(data []byte) error {
 // found nothing. Lock should be held.
 func (s *Server) answerApplied(o proposal, x *Ctx) {
 	c := o.c
+	if c == nil {
+		return // the server's own write (giveBack)
+	}
 	if o.waiter {
 		b := c.blocked
 		if b == nil || !b.inflight {
-			return // gone meanwhile (a lost element: see replication/doc.go)
+			if c.fd < 0 && !x.stillBlocked {
+				s.giveBack(x) // it left while its re-try was in the log
+			}
+			return
 		}
 		b.inflight = false
 		if x.stillBlocked {
@@ -344,6 +356,44 @@ func (s *Server) answerApplied(o proposal, x *Ctx) {
 		c.out.Raw(x.w.Bytes())
 	}
 	c.answered()
+}
+
+// giveBack returns what a blocked client's re-try popped when the client
+// was gone before the reply could reach it: a client that disconnects
+// while blocked takes nothing. BLPOP and BRPOP push the element back to
+// the end it came from (other pops may have run between, so its place
+// among the rest can change). BLMOVE's element is already in its
+// destination and XREADGROUP's entries are pending in the group, so
+// nothing is lost there; BLMPOP's are not given back yet. Lock should be
+// held.
+func (s *Server) giveBack(x *Ctx) {
+	var push string
+	switch x.cmd.Name {
+	case "blpop":
+		push = "LPUSH"
+	case "brpop":
+		push = "RPUSH"
+	default:
+		return
+	}
+	rd := resp.NewReader(bytes.NewReader(x.w.Bytes()))
+	if err := rd.Fill(); err != nil && !errors.Is(err, io.EOF) {
+		return
+	}
+	argv, ok, err := rd.Next()
+	if err != nil || !ok || len(argv) != 2 {
+		return // not [key, element]: nothing was taken
+	}
+	s.proposeOwn(x.db.index, []byte(push), argv[0], argv[1])
+}
+
+// proposeOwn queues a write the server makes by itself, with nobody
+// waiting on its reply. Lock should be held.
+func (s *Server) proposeOwn(db int, argv ...[]byte) {
+	p := &s.prop
+	p.recs = append(p.recs, Record{Time: s.shard.now(), DB: db, Argv: cloneArgv(argv)})
+	p.owners = append(p.owners, proposal{})
+	s.loop.wake()
 }
 
 // encodeEntry encodes a pass's proposals as one log entry.

@@ -1,0 +1,157 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// logCluster is a leading Cluster whose log the test commits by hand:
+// Propose queues each entry, and commit applies the oldest (as every
+// node would) and lets its proposer's wait return.
+type logCluster struct {
+	fakeCluster
+	s       *Server
+	entries chan pendingEntry
+}
+
+type pendingEntry struct {
+	data []byte
+	done chan error
+}
+
+func newLogCluster(t *testing.T) (*Server, *logCluster) {
+	s := newTestServer(t, nil)
+	lc := &logCluster{fakeCluster: *threeNodes(nodeA), s: s, entries: make(chan pendingEntry, 64)}
+	s.SetCluster(lc)
+	return s, lc
+}
+
+func (lc *logCluster) Propose(entry []byte) func() error {
+	e := pendingEntry{data: entry, done: make(chan error, 1)}
+	lc.entries <- e
+	return func() error { return <-e.done }
+}
+
+// next waits for the next proposed entry.
+func (lc *logCluster) next(t *testing.T) pendingEntry {
+	t.Helper()
+	select {
+	case e := <-lc.entries:
+		return e
+	case <-time.After(10 * time.Second):
+		t.Fatal("no entry was proposed")
+		return pendingEntry{}
+	}
+}
+
+// commit applies the next entry and answers its proposer.
+func (lc *logCluster) commit(t *testing.T) string {
+	t.Helper()
+	e := lc.next(t)
+	if err := lc.s.ApplyEntry(e.data); err != nil {
+		t.Fatal(err)
+	}
+	e.done <- nil
+	_, _, _, recs, _ := parseEntry(e.data)
+	var words []string
+	for _, r := range recs {
+		words = append(words, fmt.Sprintf("%q", r.Argv))
+	}
+	return strings.Join(words, " ")
+}
+
+// write sends a command without waiting for its reply.
+func (p *pipeConn) write(args ...string) {
+	p.t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	p.s.sync()
+	if _, err := p.conn.Write([]byte(b.String())); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func TestProposedWriteIsInvisibleUntilCommitted(t *testing.T) {
+	s, lc := newLogCluster(t)
+	a, b := connect(t, s), connect(t, s)
+	a.write("RPUSH", "q", "x")
+	e := lc.next(t) // proposed, not committed
+	if got := b.do("LLEN", "q"); got != ":0\r\n" {
+		t.Fatalf("LLEN before the commit = %q, want :0", got)
+	}
+	if err := s.ApplyEntry(e.data); err != nil {
+		t.Fatal(err)
+	}
+	e.done <- nil
+	if got := a.readReply(); got != ":1\r\n" {
+		t.Fatalf("RPUSH reply = %q, want :1", got)
+	}
+	if got := b.do("LLEN", "q"); got != ":1\r\n" {
+		t.Fatalf("LLEN after the commit = %q, want :1", got)
+	}
+}
+
+func TestProposalOutcomes(t *testing.T) {
+	s, lc := newLogCluster(t)
+	a := connect(t, s)
+	a.write("RPUSH", "q", "x")
+	lc.next(t).done <- ErrNotProposed
+	if got := a.readReply(); got != "-"+errClusterDown+"\r\n" {
+		t.Fatalf("a write never proposed answered %q", got)
+	}
+	a.write("RPUSH", "q", "x")
+	lc.next(t).done <- fmt.Errorf("leadership lost while committing log")
+	if got := a.readReply(); got != "-"+errUnknownOutcome+"\r\n" {
+		t.Fatalf("a write of unknown outcome answered %q", got)
+	}
+	// A proposal that failed leaves nothing behind, and the client goes on.
+	if got := a.do("LLEN", "q"); got != ":0\r\n" {
+		t.Fatalf("LLEN = %q", got)
+	}
+}
+
+func TestBlockedClientGoneBeforeItsPopCommitsTakesNothing(t *testing.T) {
+	s, lc := newLogCluster(t)
+	waiter, pusher, reader := connect(t, s), connect(t, s), connect(t, s)
+	waiter.write("BLPOP", "q", "0")
+	lc.commit(t) // finds nothing: the waiter blocks
+	waitUntil(t, "the waiter to block", func() bool {
+		s.shard.mu.Lock()
+		defer s.shard.mu.Unlock()
+		return s.stats.blockedClients == 1
+	})
+	pusher.write("RPUSH", "q", "job")
+	lc.commit(t)                                      // the push; it makes q ready, so the waiter's re-try is proposed
+	if got := pusher.readReply(); got != ":1\r\n" { // answered by its apply
+		t.Fatalf("RPUSH = %q", got)
+	}
+	retry := lc.next(t)
+	waiter.conn.Close()
+	<-waiter.done // the server has closed it
+	if err := s.ApplyEntry(retry.data); err != nil {
+		t.Fatal(err)
+	}
+	retry.done <- nil
+	if got := lc.commit(t); got != `["LPUSH" "q" "job"]` {
+		t.Fatalf("after the re-try of a gone client the server proposed %s, want the element given back", got)
+	}
+	if got := reader.do("LRANGE", "q", "0", "-1"); got != "*1\r\n$3\r\njob\r\n" {
+		t.Fatalf("LRANGE = %q, want the job back", got)
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
