@@ -126,7 +126,7 @@ func TestBlockedClientGoneBeforeItsPopCommitsTakesNothing(t *testing.T) {
 		return s.stats.blockedClients == 1
 	})
 	pusher.write("RPUSH", "q", "job")
-	lc.commit(t)                                      // the push; it makes q ready, so the waiter's re-try is proposed
+	lc.commit(t)                                    // the push; it makes q ready, so the waiter's re-try is proposed
 	if got := pusher.readReply(); got != ":1\r\n" { // answered by its apply
 		t.Fatalf("RPUSH = %q", got)
 	}
