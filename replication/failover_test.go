@@ -90,3 +90,31 @@ func TestGroupRestartKeepsEverything(t *testing.T) {
 		t.Fatalf("XLEN after restarting every node = %d, want 300", n)
 	}
 }
+
+// A producer that retries an XADD with IDMP after a failover, not knowing
+// whether its first try was applied, adds the entry once.
+func TestIdempotentXAddAcrossFailover(t *testing.T) {
+	nodes := startGroup(t)
+	ctx := context.Background()
+	xadd := []any{"XADD", "orders", "IDMP", "producer-1", "order-42", "*", "item", "book"}
+	c := redis.NewClient(&redis.Options{Addr: nodes[0].addr})
+	first, err := c.Do(ctx, xadd...).Text()
+	c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes[0].stop()
+	leader := leaderOf(t, nodes[1:])
+	c = redis.NewClient(&redis.Options{Addr: leader.addr})
+	defer c.Close()
+	again, err := c.Do(ctx, xadd...).Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != first {
+		t.Fatalf("the retried XADD returned %s, want the first try's %s", again, first)
+	}
+	if n := c.XLen(ctx, "orders").Val(); n != 1 {
+		t.Fatalf("XLEN after the retry = %d, want 1", n)
+	}
+}
