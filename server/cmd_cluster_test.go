@@ -78,7 +78,7 @@ func threeNodes(self ClusterMember) *fakeCluster {
 	if self.ID == nodeA.ID {
 		f.status.Role = "leader"
 		f.status.Followers = []FollowerStatus{
-			{ID: nodeB.ID, Addr: nodeB.Addr, MatchIndex: 11, LastContact: 1500 * time.Millisecond},
+			{ID: nodeB.ID, Addr: nodeB.Addr, MatchIndex: 11, LastContact: 500 * time.Millisecond},
 			{ID: nodeC.ID, Addr: nodeC.Addr, MatchIndex: 0, LastContact: 20 * time.Second}, // past cluster-node-timeout
 		}
 	}
@@ -403,7 +403,7 @@ func TestClusterInfo(t *testing.T) {
 		want []string
 	}{
 		{nodeA, []string{"role:master", "connected_slaves:2",
-			"slave0:ip=127.0.0.1,port=7002,state=online,offset=11,lag=1",
+			"slave0:ip=127.0.0.1,port=7002,state=online,offset=11,lag=0",
 			"slave1:ip=127.0.0.1,port=7003,state=online,offset=0,lag=20",
 			"master_repl_offset:11", "raft_state:leader"}},
 		{nodeB, []string{"role:slave", "master_host:127.0.0.1", "master_port:7001", "master_link_status:up",
