@@ -33,6 +33,9 @@ type Config struct {
 	// raft-trailing-logs.
 	SnapshotAfter, TrailingLogs uint64
 	Logger                      *slog.Logger
+	// Transport, if set, carries Raft traffic instead of TCP on BindAddr
+	// (tests: raft's in-memory transport, to cut and heal links).
+	Transport raft.Transport
 }
 
 // Node is a redstream node's membership of its Raft group: the raft
@@ -45,7 +48,7 @@ type Node struct {
 	fsm    *fsm
 	log    *wal.WAL
 	meta   *metadb.BoltMetaDB
-	trans  *raft.NetworkTransport
+	trans  raft.Transport
 	self   server.ClusterMember
 	logger *slog.Logger
 
@@ -96,21 +99,26 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 		n.closeStores()
 		return nil, err
 	}
-	advertise, err := net.ResolveTCPAddr("tcp", cfg.BusAddr)
-	if err != nil {
-		n.closeStores()
-		return nil, fmt.Errorf("replication: cluster bus address %q: %w", cfg.BusAddr, err)
-	}
-	n.trans, err = raft.NewTCPTransportWithLogger(cfg.BindAddr, advertise, 3, 10*time.Second, hcLogger(logger, "transport"))
-	if err != nil {
-		n.closeStores()
-		return nil, fmt.Errorf("replication: listening for Raft traffic on %s: %w", cfg.BindAddr, err)
+	n.trans = cfg.Transport
+	if n.trans == nil {
+		advertise, err := net.ResolveTCPAddr("tcp", cfg.BusAddr)
+		if err != nil {
+			n.closeStores()
+			return nil, fmt.Errorf("replication: cluster bus address %q: %w", cfg.BusAddr, err)
+		}
+		n.trans, err = raft.NewTCPTransportWithLogger(cfg.BindAddr, advertise, 3, 10*time.Second, hcLogger(logger, "transport"))
+		if err != nil {
+			n.closeStores()
+			return nil, fmt.Errorf("replication: listening for Raft traffic on %s: %w", cfg.BindAddr, err)
+		}
 	}
 	rc := raftConfig(cfg, id, logger)
 	rc.NotifyCh = n.notify
 	n.raft, err = raft.NewRaft(rc, n.fsm, n.log, n.log, snaps, n.trans)
 	if err != nil {
-		n.trans.Close()
+		if closer, ok := n.trans.(io.Closer); ok {
+			closer.Close()
+		}
 		n.closeStores()
 		return nil, err
 	}
@@ -217,8 +225,10 @@ func (n *Node) Close() error {
 	close(n.done)
 	n.wg.Wait()
 	n.setLeading(false)
-	if cerr := n.trans.Close(); err == nil {
-		err = cerr
+	if closer, ok := n.trans.(io.Closer); ok {
+		if cerr := closer.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if cerr := n.closeStores(); err == nil {
 		err = cerr
