@@ -41,6 +41,10 @@ type proposal struct {
 	proto  int
 	silent bool // CLIENT REPLY OFF/SKIP: apply, but write no reply
 	waiter bool // the re-try of a blocked client's command (serveKey)
+	// A transaction's commands (proposeExec): the first carries their
+	// number (the reply's array header), the last ends the wait.
+	txHead         int
+	txPart, txLast bool
 }
 
 // pendingRead is a read waiting for its pass's leadership check.
@@ -85,9 +89,12 @@ const (
 // should be held.
 func (c *Client) routeInCluster(cmd *Command, argv [][]byte, start time.Time) bool {
 	s := c.s
-	if cmd.Name == "multi" {
-		c.reject("ERR MULTI is not supported in cluster mode yet")
+	switch cmd.Name {
+	case "watch":
+		c.reject("ERR WATCH is not supported in cluster mode yet")
 		return true
+	case "exec":
+		return c.proposeExec(start)
 	}
 	write := cmd.Flags&FlagWrite != 0
 	var keys []int
@@ -115,6 +122,45 @@ func (c *Client) routeInCluster(cmd *Command, argv [][]byte, start time.Time) bo
 		return true
 	}
 	s.propose(c, argv, s.shard.nowFrom(start), false)
+	return true
+}
+
+// proposeExec runs EXEC in cluster mode: a transaction with writes goes
+// to the group as consecutive records of one entry, applied under one
+// hold of the lock on every node (atomic), its reads run by the leader's
+// apply for their replies and skipped by followers; one with reads only
+// is a read. It reports whether it took the command. Lock should be
+// held.
+func (c *Client) proposeExec(start time.Time) bool {
+	s, tx := c.s, c.multi
+	if tx == nil || tx.aborted || len(tx.cmds) == 0 {
+		return false // EXEC's own errors, or an empty array
+	}
+	writes := false
+	for _, q := range tx.cmds {
+		writes = writes || q.cmd.Flags&FlagWrite != 0
+	}
+	if !writes {
+		return false // answered by the read path of execCommand, below
+	}
+	if !s.cluster.Leading() {
+		c.multi = nil
+		c.reject(errReadOnlyNode)
+		return true
+	}
+	c.multi = nil
+	now := s.shard.nowFrom(start) // the transaction's commands share one time
+	p := &s.prop
+	for i, q := range tx.cmds {
+		p.recs = append(p.recs, Record{Time: now, DB: c.db, Argv: q.argv})
+		o := proposal{c: c, proto: c.out.Proto, txPart: true, txLast: i == len(tx.cmds)-1}
+		if i == 0 {
+			o.txHead = len(tx.cmds)
+		}
+		p.owners = append(p.owners, o)
+	}
+	c.awaiting++
+	s.loop.wake()
 	return true
 }
 
@@ -217,8 +263,8 @@ func (s *Server) waitProposals(results <-chan inflight) {
 // held.
 func (s *Server) failProposal(o proposal, msg string) {
 	c := o.c
-	if c == nil {
-		return
+	if c == nil || o.txPart && !o.txLast {
+		return // the server's own write; a transaction is answered once
 	}
 	if o.waiter {
 		if b := c.blocked; b != nil && b.inflight {
@@ -292,13 +338,19 @@ func (s *Server) ApplyEntry(data []byte) error {
 		return fmt.Errorf("server: entry %d has %d records for %d proposals", seq, len(recs), len(owners))
 	}
 	for i, rec := range recs {
+		inTx := protos[i]&protoInTx != 0
 		var o *proposal
-		proto := 0
+		proto, mode := 0, applyReplay
 		if owners != nil {
 			o = &owners[i]
-			proto = int(protos[i])
+			proto, mode = int(protos[i]&^protoInTx), applyOwned
+			if inTx {
+				mode = applyInExec
+			}
+		} else if inTx && !s.isWrite(rec.Argv) {
+			continue // a transaction's read: only its client needs its reply
 		}
-		x, err := sh.applyOwned(rec, proto, o != nil)
+		x, err := sh.applyAs(rec, proto, mode)
 		if err != nil {
 			return err
 		}
@@ -341,6 +393,21 @@ func (s *Server) answerApplied(o proposal, x *Ctx) {
 			c.out.Raw(x.w.Bytes())
 		}
 		c.answered()
+		return
+	}
+	if o.txPart {
+		if c.fd >= 0 {
+			if o.txHead > 0 {
+				c.out.Array(o.txHead)
+			}
+			c.out.Raw(x.w.Bytes())
+		}
+		if o.txLast {
+			c.awaiting--
+			if c.fd >= 0 {
+				c.answered()
+			}
+		}
 		return
 	}
 	c.awaiting--
@@ -396,6 +463,15 @@ func (s *Server) proposeOwn(db int, argv ...[]byte) {
 	s.loop.wake()
 }
 
+// protoInTx marks, in an entry's proto byte, a record of a transaction.
+const protoInTx = 0x80
+
+// isWrite reports whether argv is a write command. Lock should be held.
+func (s *Server) isWrite(argv [][]byte) bool {
+	cmd, _ := s.lookupCommand(argv)
+	return cmd != nil && cmd.Flags&FlagWrite != 0
+}
+
 // encodeEntry encodes a pass's proposals as one log entry.
 func encodeEntry(node string, seq uint64, owners []proposal, recs []Record) []byte {
 	buf := make([]byte, 0, 64+len(recs)*64)
@@ -405,7 +481,11 @@ func encodeEntry(node string, seq uint64, owners []proposal, recs []Record) []by
 	buf = binary.AppendUvarint(buf, seq)
 	buf = binary.AppendUvarint(buf, uint64(len(recs)))
 	for _, o := range owners {
-		buf = append(buf, byte(o.proto))
+		b := byte(o.proto)
+		if o.txPart {
+			b |= protoInTx
+		}
+		buf = append(buf, b)
 	}
 	return record.Append(buf, recs...)
 }

@@ -155,3 +155,40 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+func TestTransactionIsOneEntry(t *testing.T) {
+	s, lc := newLogCluster(t)
+	a, b := connect(t, s), connect(t, s)
+	a.write("MULTI")
+	a.write("RPUSH", "q", "x", "y")
+	a.write("LLEN", "q")
+	a.write("LPOP", "q")
+	a.write("EXEC")
+	for _, want := range []string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "+QUEUED\r\n"} {
+		if got := a.readReply(); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+	if got := lc.commit(t); got != `["RPUSH" "q" "x" "y"] ["LLEN" "q"] ["LPOP" "q"]` {
+		t.Fatalf("the transaction was proposed as %s", got)
+	}
+	if got := a.readReply(); got != "*3\r\n:2\r\n:2\r\n$1\r\nx\r\n" {
+		t.Fatalf("EXEC = %q", got)
+	}
+	if got := b.do("LRANGE", "q", "0", "-1"); got != "*1\r\n$1\r\ny\r\n" {
+		t.Fatalf("LRANGE = %q", got)
+	}
+	// A follower applying the same entry skips the transaction's read.
+	f := newTestServer(t, nil)
+	f.SetCluster(threeNodes(nodeB))
+	s.shard.mu.Lock()
+	entry := encodeEntry(nodeA.ID, 99, []proposal{{proto: 2, txPart: true, txHead: 2}, {proto: 2, txPart: true, txLast: true}},
+		[]Record{{Time: 1, Argv: [][]byte{[]byte("RPUSH"), []byte("k"), []byte("v")}}, {Time: 1, Argv: [][]byte{[]byte("LLEN"), []byte("k")}}})
+	s.shard.mu.Unlock()
+	if err := f.ApplyEntry(entry); err != nil {
+		t.Fatalf("a follower applying a transaction with a read: %v", err)
+	}
+	if got := dump(f); !strings.Contains(got, "k") {
+		t.Fatalf("follower keyspace after the transaction: %s", got)
+	}
+}
