@@ -28,8 +28,12 @@ import (
 //	|     | len(id)  | id    | seq        | n       | (0: no reply)    |
 //	+-----+----------+-------+------------+---------+------------------+
 //
-// node id and seq name the proposal on the node that made it; a proto is
-// the RESP version the record's client speaks.
+// node id and seq name the proposal in the process that made it: the id
+// is the process's run_id, new at each start, so an entry a node proposed
+// before a restart and sees committed after it answers nobody (its seq
+// counts from 1 again). A proto is the RESP version the record's client
+// speaks, 0 for a write the server makes itself, with protoInTx set for a
+// transaction's records.
 //
 // A read on the leader waits too, for one VerifyLeader per pass (a
 // majority still follows this node), then runs: a deposed leader that has
@@ -226,7 +230,7 @@ func (s *Server) sendProposals() {
 	}
 	p.seq++
 	seq := p.seq
-	entry := encodeEntry(s.cluster.Self().ID, seq, p.owners, p.recs)
+	entry := encodeEntry(s.runID, seq, p.owners, p.recs)
 	p.inflight[seq] = p.owners
 	p.recs, p.owners = nil, nil
 	s.shard.mu.Unlock()
@@ -330,7 +334,7 @@ func (s *Server) ApplyEntry(data []byte) error {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	var owners []proposal
-	if s.cluster != nil && node == s.cluster.Self().ID {
+	if node == s.runID {
 		owners = s.prop.inflight[seq]
 		delete(s.prop.inflight, seq)
 	}

@@ -182,7 +182,7 @@ func TestTransactionIsOneEntry(t *testing.T) {
 	f := newTestServer(t, nil)
 	f.SetCluster(threeNodes(nodeB))
 	s.shard.mu.Lock()
-	entry := encodeEntry(nodeA.ID, 99, []proposal{{proto: 2, txPart: true, txHead: 2}, {proto: 2, txPart: true, txLast: true}},
+	entry := encodeEntry(s.runID, 99, []proposal{{proto: 2, txPart: true, txHead: 2}, {proto: 2, txPart: true, txLast: true}},
 		[]Record{{Time: 1, Argv: [][]byte{[]byte("RPUSH"), []byte("k"), []byte("v")}}, {Time: 1, Argv: [][]byte{[]byte("LLEN"), []byte("k")}}})
 	s.shard.mu.Unlock()
 	if err := f.ApplyEntry(entry); err != nil {
@@ -190,5 +190,29 @@ func TestTransactionIsOneEntry(t *testing.T) {
 	}
 	if got := dump(f); !strings.Contains(got, "k") {
 		t.Fatalf("follower keyspace after the transaction: %s", got)
+	}
+}
+
+// An entry proposed before a restart, committed after it, carries the old
+// process's run_id: it answers nobody, even if its seq matches a new
+// proposal's.
+func TestEntryOfAnEarlierRunAnswersNobody(t *testing.T) {
+	s, lc := newLogCluster(t)
+	a := connect(t, s)
+	a.write("RPUSH", "q", "new")
+	mine := lc.next(t)
+	_, seq, _, _, _ := parseEntry(mine.data)
+	old := encodeEntry(nodeA.ID, seq, // what an earlier process of node A wrote (not this run_id)
+		[]proposal{{proto: 2}},
+		[]Record{{Time: 1, Argv: [][]byte{[]byte("RPUSH"), []byte("q"), []byte("old")}}})
+	if err := s.ApplyEntry(old); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ApplyEntry(mine.data); err != nil {
+		t.Fatal(err)
+	}
+	mine.done <- nil
+	if got := a.readReply(); got != ":2\r\n" {
+		t.Fatalf("RPUSH answered %q, want :2 (its own apply, after the old entry's)", got)
 	}
 }
