@@ -118,3 +118,23 @@ func TestIdempotentXAddAcrossFailover(t *testing.T) {
 		t.Fatalf("XLEN after the retry = %d, want 1", n)
 	}
 }
+
+// The leader shows a follower it cannot reach, and for how long.
+func TestLeaderShowsAnUnreachableFollower(t *testing.T) {
+	nodes := startGroup(t)
+	gone := nodes[2].node.Self().ID
+	nodes[2].stop()
+	waitFor(t, "the leader to see its follower silent", func() bool {
+		for _, f := range nodes[0].node.Status().Followers {
+			if f.ID == gone && f.LastContact > 0 && f.MatchIndex == 0 {
+				return true
+			}
+		}
+		return false
+	})
+	for _, f := range nodes[0].node.Status().Followers {
+		if f.ID == nodes[1].node.Self().ID && f.LastContact != 0 {
+			t.Fatalf("a follower that answers shows last contact %v", f.LastContact)
+		}
+	}
+}

@@ -53,6 +53,11 @@ type Node struct {
 	logger *slog.Logger
 
 	leading atomic.Bool // leader, and every earlier term's entry applied (Barrier)
+	// unheard holds, for each follower the leader's heartbeats fail to
+	// reach, when it last answered (INFO replication's lag).
+	unheardMu sync.Mutex
+	unheard   map[raft.ServerID]time.Time
+	observer  *raft.Observer
 	notify  chan bool
 	done    chan struct{}
 	wg      sync.WaitGroup
@@ -122,8 +127,19 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 		n.closeStores()
 		return nil, err
 	}
-	n.wg.Add(1)
+	n.unheard = map[raft.ServerID]time.Time{}
+	events := make(chan raft.Observation, 64)
+	n.observer = raft.NewObserver(events, false, func(o *raft.Observation) bool {
+		switch o.Data.(type) {
+		case raft.FailedHeartbeatObservation, raft.ResumedHeartbeatObservation:
+			return true
+		}
+		return false
+	})
+	n.raft.RegisterObserver(n.observer)
+	n.wg.Add(2)
 	go n.watchLeadership()
+	go n.watchHeartbeats(events)
 	return n, nil
 }
 
@@ -212,6 +228,40 @@ func (n *Node) watchLeadership() {
 	}
 }
 
+// watchHeartbeats notes which followers the leader cannot reach, and
+// since when.
+func (n *Node) watchHeartbeats(events <-chan raft.Observation) {
+	defer n.wg.Done()
+	for {
+		select {
+		case <-n.done:
+			return
+		case o := <-events:
+			n.unheardMu.Lock()
+			switch e := o.Data.(type) {
+			case raft.FailedHeartbeatObservation:
+				if _, ok := n.unheard[e.PeerID]; !ok {
+					n.unheard[e.PeerID] = e.LastContact
+				}
+			case raft.ResumedHeartbeatObservation:
+				delete(n.unheard, e.PeerID)
+			}
+			n.unheardMu.Unlock()
+		}
+	}
+}
+
+// lastContact is how long ago follower id last answered the leader: 0
+// while its heartbeats succeed.
+func (n *Node) lastContact(id string) time.Duration {
+	n.unheardMu.Lock()
+	defer n.unheardMu.Unlock()
+	if at, ok := n.unheard[raft.ServerID(id)]; ok {
+		return time.Since(at)
+	}
+	return 0
+}
+
 func (n *Node) setLeading(on bool) {
 	if n.leading.Swap(on) != on {
 		n.logger.Info("leadership changed", "leading", on, "term", n.raft.CurrentTerm())
@@ -221,6 +271,7 @@ func (n *Node) setLeading(on bool) {
 
 // Close stops the node: its Raft instance, log and transport.
 func (n *Node) Close() error {
+	n.raft.DeregisterObserver(n.observer)
 	err := n.raft.Shutdown().Error()
 	close(n.done)
 	n.wg.Wait()
@@ -287,7 +338,16 @@ func (n *Node) Status() server.ClusterStatus {
 	if n.leading.Load() {
 		for _, m := range n.Members() {
 			if !m.Self {
-				st.Followers = append(st.Followers, server.FollowerStatus{ID: m.ID, Addr: m.Addr, MatchIndex: st.CommitIndex})
+				// hashicorp/raft keeps each follower's match index to
+				// itself: a follower it hears from is shown at the commit
+				// index, one it does not at 0, with how long it has been
+				// silent.
+				lag := n.lastContact(m.ID)
+				match := st.CommitIndex
+				if lag > 0 {
+					match = 0
+				}
+				st.Followers = append(st.Followers, server.FollowerStatus{ID: m.ID, Addr: m.Addr, MatchIndex: match, LastContact: lag})
 			}
 		}
 	}
