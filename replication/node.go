@@ -58,9 +58,9 @@ type Node struct {
 	unheardMu sync.Mutex
 	unheard   map[raft.ServerID]time.Time
 	observer  *raft.Observer
-	notify  chan bool
-	done    chan struct{}
-	wg      sync.WaitGroup
+	notify    chan bool
+	done      chan struct{}
+	wg        sync.WaitGroup
 }
 
 // Open starts srv's node of its group from cfg.Dir: a fresh directory
