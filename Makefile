@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/redstream
 FUZZTIME ?= 15s
 
-.PHONY: build run test integ unit bench fuzz lint soak soak-cluster clean readme
+.PHONY: build run cluster test integ unit bench fuzz lint soak soak-cluster clean readme
 
 build:
 	$(GO) build -o $(BIN) .
@@ -15,6 +15,12 @@ build:
 #   make run ARGS='--port 6380 --appendfsync everysec'
 run: build
 	./$(BIN) server$(if $(PORT), --port $(PORT))$(if $(ARGS), $(ARGS))
+
+# Starts three nodes on 127.0.0.1:7001-7003 (Raft on 17001-17003, data
+# under ./data/cluster) and makes them one replicated group; Ctrl-C
+# stops all three (scripts/cluster.sh).
+cluster: build
+	./scripts/cluster.sh $(BIN)
 
 # Every test: unit, fuzz seed corpora, black-box tests with real clients
 # (and side by side with redis-server when it is installed), under -race.

@@ -121,6 +121,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			benchCommand(),
 			snapshotCommand(),
 			aofCommand(),
+			clusterCommand(),
 		},
 		HideHelpCommand: true,
 	}

@@ -21,11 +21,12 @@ import (
 // testNode is one node of an in-process group: a real server on a
 // loopback port and its Raft node on another.
 type testNode struct {
-	srv  *server.Server
-	node *Node
-	addr string
-	dir  string
-	bus  string
+	srv     *server.Server
+	node    *Node
+	addr    string
+	dir     string
+	port    int
+	busPort int
 }
 
 func freePort(t *testing.T) int {
@@ -40,8 +41,15 @@ func freePort(t *testing.T) int {
 
 func startNode(t *testing.T, dir string, bus int) *testNode {
 	t.Helper()
+	return startNodeOn(t, dir, freePort(t), bus)
+}
+
+// startNodeOn starts a node on given ports (a restart keeps them: the
+// group's log holds them).
+func startNodeOn(t *testing.T, dir string, port, bus int) *testNode {
+	t.Helper()
 	cfg := server.DefaultConfig()
-	cfg.Port = server.PortRandom
+	cfg.Port = port
 	cfg.Dir = dir
 	cfg.Bind = []string{"127.0.0.1"}
 	cfg.AppendOnly = false
@@ -59,19 +67,17 @@ func startNode(t *testing.T, dir string, bus int) *testNode {
 		t.Fatal(err)
 	}
 	addr := srv.Addrs()[0].String()
-	busAddr := "127.0.0.1:" + strconv.Itoa(bus)
+	busAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(bus))
 	node, err := Open(Config{Dir: dir, BindAddr: busAddr, BusAddr: busAddr, ClientAddr: addr,
 		NodeTimeout: time.Second, SnapshotAfter: 8192, TrailingLogs: 10240, Logger: logger}, srv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go srv.Serve()
-	n := &testNode{srv: srv, node: node, addr: addr, dir: dir, bus: bus2(bus)}
+	n := &testNode{srv: srv, node: node, addr: addr, dir: dir, port: port, busPort: bus}
 	t.Cleanup(func() { n.stop() })
 	return n
 }
-
-func bus2(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
 
 func (n *testNode) stop() {
 	if n.srv == nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
 	"github.com/redstream/redstream/server"
 )
 
@@ -32,6 +33,9 @@ type Config struct {
 	// raft-trailing-logs.
 	SnapshotAfter, TrailingLogs uint64
 	Logger                      *slog.Logger
+	// Transport, if set, carries Raft traffic instead of TCP on BindAddr
+	// (tests: raft's in-memory transport, to cut and heal links).
+	Transport raft.Transport
 }
 
 // Node is a redstream node's membership of its Raft group: the raft
@@ -43,14 +47,20 @@ type Node struct {
 	raft   *raft.Raft
 	fsm    *fsm
 	log    *wal.WAL
-	trans  *raft.NetworkTransport
+	meta   *metadb.BoltMetaDB
+	trans  raft.Transport
 	self   server.ClusterMember
 	logger *slog.Logger
 
 	leading atomic.Bool // leader, and every earlier term's entry applied (Barrier)
-	notify  chan bool
-	done    chan struct{}
-	wg      sync.WaitGroup
+	// unheard holds, for each follower the leader's heartbeats fail to
+	// reach, when it last answered (INFO replication's lag).
+	unheardMu sync.Mutex
+	unheard   map[raft.ServerID]time.Time
+	observer  *raft.Observer
+	notify    chan bool
+	done      chan struct{}
+	wg        sync.WaitGroup
 }
 
 // Open starts srv's node of its group from cfg.Dir: a fresh directory
@@ -81,35 +91,55 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "wal"), 0o755); err != nil {
 		return nil, err
 	}
-	n.log, err = wal.Open(filepath.Join(dir, "wal"))
+	// raft-wal v0.4.0's Close leaves its metadata DB open (and locked):
+	// the node keeps a handle to close it itself, so a node can restart
+	// in the same process.
+	n.meta = &metadb.BoltMetaDB{}
+	n.log, err = wal.Open(filepath.Join(dir, "wal"), wal.WithMetaStore(n.meta), wal.WithLogger(hcLogger(logger, "wal")))
 	if err != nil {
 		return nil, fmt.Errorf("replication: opening the Raft log: %w", err)
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, hcLogger(logger, "snapshots"))
 	if err != nil {
-		n.log.Close()
+		n.closeStores()
 		return nil, err
 	}
-	advertise, err := net.ResolveTCPAddr("tcp", cfg.BusAddr)
-	if err != nil {
-		n.log.Close()
-		return nil, fmt.Errorf("replication: cluster bus address %q: %w", cfg.BusAddr, err)
-	}
-	n.trans, err = raft.NewTCPTransportWithLogger(cfg.BindAddr, advertise, 3, 10*time.Second, hcLogger(logger, "transport"))
-	if err != nil {
-		n.log.Close()
-		return nil, fmt.Errorf("replication: listening for Raft traffic on %s: %w", cfg.BindAddr, err)
+	n.trans = cfg.Transport
+	if n.trans == nil {
+		advertise, err := net.ResolveTCPAddr("tcp", cfg.BusAddr)
+		if err != nil {
+			n.closeStores()
+			return nil, fmt.Errorf("replication: cluster bus address %q: %w", cfg.BusAddr, err)
+		}
+		n.trans, err = raft.NewTCPTransportWithLogger(cfg.BindAddr, advertise, 3, 10*time.Second, hcLogger(logger, "transport"))
+		if err != nil {
+			n.closeStores()
+			return nil, fmt.Errorf("replication: listening for Raft traffic on %s: %w", cfg.BindAddr, err)
+		}
 	}
 	rc := raftConfig(cfg, id, logger)
 	rc.NotifyCh = n.notify
 	n.raft, err = raft.NewRaft(rc, n.fsm, n.log, n.log, snaps, n.trans)
 	if err != nil {
-		n.trans.Close()
-		n.log.Close()
+		if closer, ok := n.trans.(io.Closer); ok {
+			closer.Close()
+		}
+		n.closeStores()
 		return nil, err
 	}
-	n.wg.Add(1)
+	n.unheard = map[raft.ServerID]time.Time{}
+	events := make(chan raft.Observation, 64)
+	n.observer = raft.NewObserver(events, false, func(o *raft.Observation) bool {
+		switch o.Data.(type) {
+		case raft.FailedHeartbeatObservation, raft.ResumedHeartbeatObservation:
+			return true
+		}
+		return false
+	})
+	n.raft.RegisterObserver(n.observer)
+	n.wg.Add(2)
 	go n.watchLeadership()
+	go n.watchHeartbeats(events)
 	return n, nil
 }
 
@@ -198,6 +228,40 @@ func (n *Node) watchLeadership() {
 	}
 }
 
+// watchHeartbeats notes which followers the leader cannot reach, and
+// since when.
+func (n *Node) watchHeartbeats(events <-chan raft.Observation) {
+	defer n.wg.Done()
+	for {
+		select {
+		case <-n.done:
+			return
+		case o := <-events:
+			n.unheardMu.Lock()
+			switch e := o.Data.(type) {
+			case raft.FailedHeartbeatObservation:
+				if _, ok := n.unheard[e.PeerID]; !ok {
+					n.unheard[e.PeerID] = e.LastContact
+				}
+			case raft.ResumedHeartbeatObservation:
+				delete(n.unheard, e.PeerID)
+			}
+			n.unheardMu.Unlock()
+		}
+	}
+}
+
+// lastContact is how long ago follower id last answered the leader: 0
+// while its heartbeats succeed.
+func (n *Node) lastContact(id string) time.Duration {
+	n.unheardMu.Lock()
+	defer n.unheardMu.Unlock()
+	if at, ok := n.unheard[raft.ServerID(id)]; ok {
+		return time.Since(at)
+	}
+	return 0
+}
+
 func (n *Node) setLeading(on bool) {
 	if n.leading.Swap(on) != on {
 		n.logger.Info("leadership changed", "leading", on, "term", n.raft.CurrentTerm())
@@ -207,17 +271,25 @@ func (n *Node) setLeading(on bool) {
 
 // Close stops the node: its Raft instance, log and transport.
 func (n *Node) Close() error {
+	n.raft.DeregisterObserver(n.observer)
 	err := n.raft.Shutdown().Error()
 	close(n.done)
 	n.wg.Wait()
 	n.setLeading(false)
-	if cerr := n.trans.Close(); err == nil {
-		err = cerr
+	if closer, ok := n.trans.(io.Closer); ok {
+		if cerr := closer.Close(); err == nil {
+			err = cerr
+		}
 	}
-	if cerr := n.log.Close(); err == nil {
+	if cerr := n.closeStores(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// closeStores closes the Raft log and its metadata.
+func (n *Node) closeStores() error {
+	return errors.Join(n.log.Close(), n.meta.Close())
 }
 
 // Self implements server.Cluster.
@@ -266,7 +338,16 @@ func (n *Node) Status() server.ClusterStatus {
 	if n.leading.Load() {
 		for _, m := range n.Members() {
 			if !m.Self {
-				st.Followers = append(st.Followers, server.FollowerStatus{ID: m.ID, Addr: m.Addr, MatchIndex: st.CommitIndex})
+				// hashicorp/raft keeps each follower's match index to
+				// itself: a follower it hears from is shown at the commit
+				// index, one it does not at 0, with how long it has been
+				// silent.
+				lag := n.lastContact(m.ID)
+				match := st.CommitIndex
+				if lag > 0 {
+					match = 0
+				}
+				st.Followers = append(st.Followers, server.FollowerStatus{ID: m.ID, Addr: m.Addr, MatchIndex: match, LastContact: lag})
 			}
 		}
 	}

@@ -92,14 +92,26 @@ func (s *Server) Apply(rec Record) error {
 
 // applyLocked executes one record. Lock should be held.
 func (sh *Shard) applyLocked(rec Record, proto int) (*Ctx, error) {
-	return sh.applyOwned(rec, proto, false)
+	return sh.applyAs(rec, proto, applyReplay)
 }
 
-// applyOwned executes one record; owned says a client of this node waits
-// on it (cluster mode, propose.go), so a blocking command that finds
-// nothing notes where it would wait instead of answering a timeout. The
-// state it leaves is the same either way. Lock should be held.
-func (sh *Shard) applyOwned(rec Record, proto int, owned bool) (*Ctx, error) {
+// applyMode is how a record is applied.
+type applyMode uint8
+
+const (
+	applyReplay applyMode = iota // a logged write: AOF replay, a follower
+	// applyOwned: a client of this node waits on it (cluster mode,
+	// propose.go), so a blocking command that finds nothing notes where
+	// it would wait instead of answering a timeout. The state it leaves
+	// is the same either way.
+	applyOwned
+	// applyInExec: a command of a transaction a client of this node
+	// waits on: reads run too (for their replies), and nothing blocks.
+	applyInExec
+)
+
+// applyAs executes one record in mode. Lock should be held.
+func (sh *Shard) applyAs(rec Record, proto int, mode applyMode) (*Ctx, error) {
 	if rec.DB < 0 || rec.DB >= len(sh.dbs) {
 		return nil, fmt.Errorf("server: record for database %d, only %d configured", rec.DB, len(sh.dbs))
 	}
@@ -110,7 +122,7 @@ func (sh *Shard) applyOwned(rec Record, proto int, owned bool) (*Ctx, error) {
 	if cmd == nil {
 		return nil, fmt.Errorf("server: cannot apply %q: %s", rec.Argv[0], errText)
 	}
-	if cmd.Flags&FlagWrite == 0 {
+	if cmd.Flags&FlagWrite == 0 && mode != applyInExec {
 		return nil, fmt.Errorf("server: cannot apply %q: not a write command", rec.Argv[0])
 	}
 	if rec.Time > sh.lastTime {
@@ -119,7 +131,7 @@ func (sh *Shard) applyOwned(rec Record, proto int, owned bool) (*Ctx, error) {
 	sh.replayW.Reset()
 	sh.replayW.Proto = max(proto, 2)
 	x := &sh.replayCtx
-	*x = Ctx{s: sh.node, w: &sh.replayW, db: sh.dbs[rec.DB], argv: rec.Argv, cmd: cmd, now: rec.Time, replay: true, owned: owned}
+	*x = Ctx{s: sh.node, w: &sh.replayW, db: sh.dbs[rec.DB], argv: rec.Argv, cmd: cmd, now: rec.Time, replay: true, owned: mode == applyOwned, inExec: mode == applyInExec}
 	sh.node.execute(x, time.Time{}) // replay keeps no statistics
 	sh.pending = sh.pending[:0]     // replayed records are logged already
 	sh.pendingChanges = 0

@@ -75,6 +75,12 @@ func connect(t testing.TB, s *Server) *pipeConn {
 // or the first line of an aggregate; tests here only need success/failure.
 func (p *pipeConn) do(args ...string) string {
 	p.t.Helper()
+	return p.roundTrip(args, p.readReply)
+}
+
+// roundTrip sends a command and returns its reply as read reads it.
+func (p *pipeConn) roundTrip(args []string, read func() string) string {
+	p.t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "*%d\r\n", len(args))
 	for _, a := range args {
@@ -84,7 +90,7 @@ func (p *pipeConn) do(args ...string) string {
 	if _, err := p.conn.Write([]byte(b.String())); err != nil {
 		p.t.Fatal(err)
 	}
-	reply := p.readReply()
+	reply := read()
 	p.s.sync()
 	return reply
 }

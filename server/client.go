@@ -279,8 +279,8 @@ func (c *Client) turn() (more bool) {
 			break
 		}
 		c.process(argv)
-		if c.blocked != nil || c.quit || c.shutdown != nil || c.stashed != nil {
-			break
+		if c.blocked != nil || c.quit || c.shutdown != nil || c.stashed != nil || c.awaitingOther > 0 {
+			break // awaitingOther: what follows runs once the answer is written (await.go)
 		}
 		// The turn's bounds (see maxBatch). lastInteraction is when
 		// dispatch started the command just run.

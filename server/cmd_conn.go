@@ -79,6 +79,7 @@ func resetCommand(x *Ctx) {
 	c.name = ""
 	c.replyMode = replyOn
 	c.noEvict, c.noTouch = false, false
+	c.readonly = false
 	c.out.Proto = 2
 	c.authed = x.s.cfg.RequirePass == ""
 	c.rd.RequireAuth = !c.authed

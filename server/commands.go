@@ -138,6 +138,10 @@ func (c *Command) aclCategories() []string {
 		add("transaction")
 	case "list", "string", "stream", "connection":
 		add(c.Group)
+	case "cluster":
+		if c.parentName == "" && c.Sub == nil { // READONLY, READWRITE, ASKING: a connection's state
+			add("connection")
+		}
 	}
 	if c.Flags&FlagAdmin != 0 {
 		add("admin")
@@ -207,7 +211,7 @@ func allSpecs() []spec {
 	var all []spec
 	for _, family := range [][]spec{
 		connectionSpecs, serverSpecs, persistenceSpecs, keyspaceSpecs, dumpSpecs, transactionSpecs, stringSpecs, listSpecs,
-		streamSpecs, groupSpecs,
+		streamSpecs, groupSpecs, clusterSpecs, waitSpecs,
 	} {
 		all = append(all, family...)
 	}

@@ -97,7 +97,7 @@ func DefaultConfig() Config {
 		DBFilename:               "dump.rdb",
 		RDBCompression:           true,
 		RDBChecksum:              true,
-		ClusterNodeTimeout:       15000,
+		ClusterNodeTimeout:       1000,
 		ClusterSnapshotAfter:     8192,
 		ClusterTrailingLogs:      10240,
 	}

@@ -137,7 +137,7 @@ func argType(name string) string {
 		return "pattern"
 	case "timeout":
 		return "double"
-	case "count", "index", "start", "stop", "end", "seconds", "milliseconds", "offset", "numkeys",
+	case "count", "index", "slot", "start", "stop", "end", "seconds", "milliseconds", "offset", "numkeys",
 		"increment", "decrement", "rank", "num-matches", "len", "client-id", "maxage", "db", "destination-db",
 		"unix-time-seconds", "unix-time-milliseconds", "cursor", "exactly", "protover":
 		return "integer"

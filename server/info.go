@@ -29,7 +29,7 @@ var infoSections = []struct {
 	{"modules", true, func(*Server, *strings.Builder) {}},
 	{"commandstats", false, infoCommandstats},
 	{"errorstats", true, infoErrorstats},
-	{"cluster", true, func(_ *Server, b *strings.Builder) { b.WriteString("cluster_enabled:0\r\n") }},
+	{"cluster", true, infoCluster},
 	{"keyspace", true, infoKeyspace},
 }
 
@@ -76,7 +76,11 @@ func infoServer(s *Server, b *strings.Builder) {
 	field(b, "redstream_version", Version)
 	field(b, "redis_git_sha1", "00000000")
 	field(b, "redis_git_dirty", 0)
-	field(b, "redis_mode", "standalone")
+	mode := "standalone"
+	if s.cluster != nil {
+		mode = "cluster"
+	}
+	field(b, "redis_mode", mode)
 	field(b, "os", runtime.GOOS+" "+runtime.GOARCH)
 	field(b, "arch_bits", strconv.IntSize)
 	field(b, "multiplexing_api", "go-netpoll")
@@ -224,13 +228,68 @@ func infoStats(s *Server, b *strings.Builder) {
 }
 
 func infoReplication(s *Server, b *strings.Builder) {
+	if s.cluster != nil {
+		infoRaft(s, b)
+		return
+	}
 	field(b, "role", "master")
 	field(b, "connected_slaves", 0)
+	infoReplicationTail(s, b, 0)
+}
+
+// infoRaft is INFO replication in cluster mode: Redis's fields for the
+// group's leader (role:master, one slaveN line per follower, its offset
+// the follower's Raft match index) or a follower (role:slave, its
+// master the leader), then the Raft state under our own names.
+func infoRaft(s *Server, b *strings.Builder) {
+	v := viewCluster(s, s.cluster)
+	st := v.status
+	if st.Role == "leader" {
+		field(b, "role", "master")
+		field(b, "connected_slaves", len(st.Followers))
+		for i, f := range st.Followers {
+			host, port := hostPort(f.Addr)
+			fmt.Fprintf(b, "slave%d:ip=%s,port=%d,state=online,offset=%d,lag=%d\r\n",
+				i, host, port, f.MatchIndex, int64(f.LastContact.Seconds()))
+		}
+	} else {
+		field(b, "role", "slave")
+		link := "down"
+		if v.leader != nil {
+			host, port := hostPort(v.leader.Addr)
+			field(b, "master_host", host)
+			field(b, "master_port", port)
+			link = "up"
+		}
+		field(b, "master_link_status", link)
+		field(b, "slave_repl_offset", st.LastIndex)
+		field(b, "slave_read_only", 1)
+		field(b, "connected_slaves", 0)
+	}
+	infoReplicationTail(s, b, st.LastIndex)
+	field(b, "raft_state", st.Role)
+	field(b, "raft_term", st.Term)
+	field(b, "raft_leader_id", st.LeaderID)
+	field(b, "raft_commit_index", st.CommitIndex)
+	field(b, "raft_applied_index", st.AppliedIndex)
+	field(b, "raft_last_index", st.LastIndex)
+}
+
+// infoReplicationTail is what every role prints after its own fields.
+func infoReplicationTail(s *Server, b *strings.Builder, offset uint64) {
 	field(b, "master_failover_state", "no-failover")
 	field(b, "master_replid", s.runID)
-	field(b, "master_repl_offset", 0)
+	field(b, "master_repl_offset", offset)
 	field(b, "second_repl_offset", -1)
 	field(b, "repl_backlog_active", 0)
+}
+
+func infoCluster(s *Server, b *strings.Builder) {
+	enabled := 0
+	if s.cluster != nil {
+		enabled = 1
+	}
+	field(b, "cluster_enabled", enabled)
 }
 
 func infoCPU(s *Server, b *strings.Builder) {

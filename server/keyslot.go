@@ -1,28 +1,36 @@
 package server
 
-// KeySlot is key's Redis Cluster hash slot: CRC16 (XMODEM) of the key, or
-// of its {hash tag} when it has a non-empty one, mod 16384.
+import "bytes"
+
+// ClusterSlots is how many hash slots Redis Cluster divides keys into.
+const ClusterSlots = 16384
+
+// KeySlot is the hash slot of key, as Redis Cluster computes it: CRC16
+// (XMODEM) of the key modulo 16384. When the key holds a hash tag — a
+// non-empty run between its first '{' and the first '}' after that —
+// only the tag is hashed, so "{user1}.a" and "{user1}.b" share a slot.
 func KeySlot(key []byte) int {
-	for i, b := range key {
-		if b == '{' {
-			for j := i + 1; j < len(key); j++ {
-				if key[j] == '}' {
-					if j > i+1 {
-						key = key[i+1 : j]
-					}
-					return int(crc16(key) & 16383)
-				}
-			}
-			break
-		}
-	}
-	return int(crc16(key) & 16383)
+	return int(crc16(hashTag(key)) & (ClusterSlots - 1))
 }
 
-func crc16(p []byte) uint16 {
-	var crc uint16
-	for _, b := range p {
-		crc ^= uint16(b) << 8
+// hashTag returns the part of key that KeySlot hashes.
+func hashTag(key []byte) []byte {
+	open := bytes.IndexByte(key, '{')
+	if open < 0 {
+		return key
+	}
+	n := bytes.IndexByte(key[open+1:], '}')
+	if n <= 0 { // no '}', or "{}": the whole key
+		return key
+	}
+	return key[open+1 : open+1+n]
+}
+
+// crc16Table is CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0,
+// no reflection), one entry per byte value.
+var crc16Table = func() (t [256]uint16) {
+	for i := range t {
+		crc := uint16(i) << 8
 		for range 8 {
 			if crc&0x8000 != 0 {
 				crc = crc<<1 ^ 0x1021
@@ -30,6 +38,15 @@ func crc16(p []byte) uint16 {
 				crc <<= 1
 			}
 		}
+		t[i] = crc
+	}
+	return t
+}()
+
+func crc16(b []byte) uint16 {
+	var crc uint16
+	for _, c := range b {
+		crc = crc<<8 ^ crc16Table[byte(crc>>8)^c]
 	}
 	return crc
 }

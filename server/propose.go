@@ -1,13 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
 	"github.com/redstream/redstream/record"
+	"github.com/redstream/redstream/resp"
 )
 
 // In cluster mode a write is not executed where it arrives. Its client's
@@ -25,8 +28,12 @@ import (
 //	|     | len(id)  | id    | seq        | n       | (0: no reply)    |
 //	+-----+----------+-------+------------+---------+------------------+
 //
-// node id and seq name the proposal on the node that made it; a proto is
-// the RESP version the record's client speaks.
+// node id and seq name the proposal in the process that made it: the id
+// is the process's run_id, new at each start, so an entry a node proposed
+// before a restart and sees committed after it answers nobody (its seq
+// counts from 1 again). A proto is the RESP version the record's client
+// speaks, 0 for a write the server makes itself, with protoInTx set for a
+// transaction's records.
 //
 // A read on the leader waits too, for one VerifyLeader per pass (a
 // majority still follows this node), then runs: a deposed leader that has
@@ -38,6 +45,10 @@ type proposal struct {
 	proto  int
 	silent bool // CLIENT REPLY OFF/SKIP: apply, but write no reply
 	waiter bool // the re-try of a blocked client's command (serveKey)
+	// A transaction's commands (proposeExec): the first carries their
+	// number (the reply's array header), the last ends the wait.
+	txHead         int
+	txPart, txLast bool
 }
 
 // pendingRead is a read waiting for its pass's leadership check.
@@ -82,9 +93,12 @@ const (
 // should be held.
 func (c *Client) routeInCluster(cmd *Command, argv [][]byte, start time.Time) bool {
 	s := c.s
-	if cmd.Name == "multi" {
-		c.reject("ERR MULTI is not supported in cluster mode yet")
+	switch cmd.Name {
+	case "watch":
+		c.reject("ERR WATCH is not supported in cluster mode yet")
 		return true
+	case "exec":
+		return c.proposeExec(start)
 	}
 	write := cmd.Flags&FlagWrite != 0
 	var keys []int
@@ -112,6 +126,45 @@ func (c *Client) routeInCluster(cmd *Command, argv [][]byte, start time.Time) bo
 		return true
 	}
 	s.propose(c, argv, s.shard.nowFrom(start), false)
+	return true
+}
+
+// proposeExec runs EXEC in cluster mode: a transaction with writes goes
+// to the group as consecutive records of one entry, applied under one
+// hold of the lock on every node (atomic), its reads run by the leader's
+// apply for their replies and skipped by followers; one with reads only
+// is a read. It reports whether it took the command. Lock should be
+// held.
+func (c *Client) proposeExec(start time.Time) bool {
+	s, tx := c.s, c.multi
+	if tx == nil || tx.aborted || len(tx.cmds) == 0 {
+		return false // EXEC's own errors, or an empty array
+	}
+	writes := false
+	for _, q := range tx.cmds {
+		writes = writes || q.cmd.Flags&FlagWrite != 0
+	}
+	if !writes {
+		return false // answered by the read path of execCommand, below
+	}
+	if !s.cluster.Leading() {
+		c.multi = nil
+		c.reject(errReadOnlyNode)
+		return true
+	}
+	c.multi = nil
+	now := s.shard.nowFrom(start) // the transaction's commands share one time
+	p := &s.prop
+	for i, q := range tx.cmds {
+		p.recs = append(p.recs, Record{Time: now, DB: c.db, Argv: q.argv})
+		o := proposal{c: c, proto: c.out.Proto, txPart: true, txLast: i == len(tx.cmds)-1}
+		if i == 0 {
+			o.txHead = len(tx.cmds)
+		}
+		p.owners = append(p.owners, o)
+	}
+	c.awaiting++
+	s.loop.wake()
 	return true
 }
 
@@ -177,7 +230,7 @@ func (s *Server) sendProposals() {
 	}
 	p.seq++
 	seq := p.seq
-	entry := encodeEntry(s.cluster.Self().ID, seq, p.owners, p.recs)
+	entry := encodeEntry(s.runID, seq, p.owners, p.recs)
 	p.inflight[seq] = p.owners
 	p.recs, p.owners = nil, nil
 	s.shard.mu.Unlock()
@@ -214,6 +267,9 @@ func (s *Server) waitProposals(results <-chan inflight) {
 // held.
 func (s *Server) failProposal(o proposal, msg string) {
 	c := o.c
+	if c == nil || o.txPart && !o.txLast {
+		return // the server's own write; a transaction is answered once
+	}
 	if o.waiter {
 		if b := c.blocked; b != nil && b.inflight {
 			b.inflight = false
@@ -278,7 +334,7 @@ func (s *Server) ApplyEntry(data []byte) error {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	var owners []proposal
-	if s.cluster != nil && node == s.cluster.Self().ID {
+	if node == s.runID {
 		owners = s.prop.inflight[seq]
 		delete(s.prop.inflight, seq)
 	}
@@ -286,13 +342,19 @@ func (s *Server) ApplyEntry(data []byte) error {
 		return fmt.Errorf("server: entry %d has %d records for %d proposals", seq, len(recs), len(owners))
 	}
 	for i, rec := range recs {
+		inTx := protos[i]&protoInTx != 0
 		var o *proposal
-		proto := 0
+		proto, mode := 0, applyReplay
 		if owners != nil {
 			o = &owners[i]
-			proto = int(protos[i])
+			proto, mode = int(protos[i]&^protoInTx), applyOwned
+			if inTx {
+				mode = applyInExec
+			}
+		} else if inTx && !s.isWrite(rec.Argv) {
+			continue // a transaction's read: only its client needs its reply
 		}
-		x, err := sh.applyOwned(rec, proto, o != nil)
+		x, err := sh.applyAs(rec, proto, mode)
 		if err != nil {
 			return err
 		}
@@ -309,10 +371,16 @@ func (s *Server) ApplyEntry(data []byte) error {
 // found nothing. Lock should be held.
 func (s *Server) answerApplied(o proposal, x *Ctx) {
 	c := o.c
+	if c == nil {
+		return // the server's own write (giveBack)
+	}
 	if o.waiter {
 		b := c.blocked
 		if b == nil || !b.inflight {
-			return // gone meanwhile (a lost element: see replication/doc.go)
+			if c.fd < 0 && !x.stillBlocked {
+				s.giveBack(x) // it left while its re-try was in the log
+			}
+			return
 		}
 		b.inflight = false
 		if x.stillBlocked {
@@ -331,18 +399,81 @@ func (s *Server) answerApplied(o proposal, x *Ctx) {
 		c.answered()
 		return
 	}
+	if o.txPart {
+		if c.fd >= 0 {
+			if o.txHead > 0 {
+				c.out.Array(o.txHead)
+			}
+			c.out.Raw(x.w.Bytes())
+		}
+		if o.txLast {
+			c.awaiting--
+			if c.fd >= 0 {
+				c.answered()
+			}
+		}
+		return
+	}
 	c.awaiting--
 	if c.fd < 0 {
 		return
 	}
 	if x.stillBlocked {
 		s.blockClient(c, x)
+		s.loop.wake() // to sleep no longer than its timeout
 		return
 	}
 	if !o.silent {
 		c.out.Raw(x.w.Bytes())
 	}
 	c.answered()
+}
+
+// giveBack returns what a blocked client's re-try popped when the client
+// was gone before the reply could reach it: a client that disconnects
+// while blocked takes nothing. BLPOP and BRPOP push the element back to
+// the end it came from (other pops may have run between, so its place
+// among the rest can change). BLMOVE's element is already in its
+// destination and XREADGROUP's entries are pending in the group, so
+// nothing is lost there; BLMPOP's are not given back yet. Lock should be
+// held.
+func (s *Server) giveBack(x *Ctx) {
+	var push string
+	switch x.cmd.Name {
+	case "blpop":
+		push = "LPUSH"
+	case "brpop":
+		push = "RPUSH"
+	default:
+		return
+	}
+	rd := resp.NewReader(bytes.NewReader(x.w.Bytes()))
+	if err := rd.Fill(); err != nil && !errors.Is(err, io.EOF) {
+		return
+	}
+	argv, ok, err := rd.Next()
+	if err != nil || !ok || len(argv) != 2 {
+		return // not [key, element]: nothing was taken
+	}
+	s.proposeOwn(x.db.index, []byte(push), argv[0], argv[1])
+}
+
+// proposeOwn queues a write the server makes by itself, with nobody
+// waiting on its reply. Lock should be held.
+func (s *Server) proposeOwn(db int, argv ...[]byte) {
+	p := &s.prop
+	p.recs = append(p.recs, Record{Time: s.shard.now(), DB: db, Argv: cloneArgv(argv)})
+	p.owners = append(p.owners, proposal{})
+	s.loop.wake()
+}
+
+// protoInTx marks, in an entry's proto byte, a record of a transaction.
+const protoInTx = 0x80
+
+// isWrite reports whether argv is a write command. Lock should be held.
+func (s *Server) isWrite(argv [][]byte) bool {
+	cmd, _ := s.lookupCommand(argv)
+	return cmd != nil && cmd.Flags&FlagWrite != 0
 }
 
 // encodeEntry encodes a pass's proposals as one log entry.
@@ -354,7 +485,11 @@ func encodeEntry(node string, seq uint64, owners []proposal, recs []Record) []by
 	buf = binary.AppendUvarint(buf, seq)
 	buf = binary.AppendUvarint(buf, uint64(len(recs)))
 	for _, o := range owners {
-		buf = append(buf, byte(o.proto))
+		b := byte(o.proto)
+		if o.txPart {
+			b |= protoInTx
+		}
+		buf = append(buf, b)
 	}
 	return record.Append(buf, recs...)
 }

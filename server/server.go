@@ -291,7 +291,13 @@ func (s *Server) cron() {
 		}
 		now := time.Now()
 		s.shard.mu.Lock()
-		s.activeExpire()
+		if s.cluster == nil {
+			// In a group a deletion must be a logged write, applied at the
+			// leader's time on every node; until expiry proposes its DELs,
+			// expired keys go when a write touches them (at the record's
+			// time, the same on every node) and reads never see them.
+			s.activeExpire()
+		}
 		s.stats.sample()
 		s.persistCron(now)
 		if now.Sub(lastClients) >= time.Second {

@@ -365,3 +365,20 @@ func TestDiffClientReply(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffClusterDisabled: without cluster-enabled, the cluster commands
+// answer what a Redis without cluster support answers, KEYSLOT included.
+func TestDiffClusterDisabled(t *testing.T) {
+	_, _, p := bbStartPair(t)
+	disabled := bbErr("ERR This instance has cluster support disabled")
+	p.compare(t, []bbDiff{
+		{cmd: "CLUSTER INFO"}, {cmd: "CLUSTER MYID"}, {cmd: "CLUSTER SLOTS"}, {cmd: "CLUSTER SHARDS"},
+		{cmd: "CLUSTER NODES"}, {cmd: "CLUSTER KEYSLOT foo"}, {cmd: "CLUSTER COUNTKEYSINSLOT 1"},
+		{cmd: "CLUSTER GETKEYSINSLOT 1 1"}, {cmd: "CLUSTER HELP"}, {cmd: "READONLY"}, {cmd: "READWRITE"},
+		{cmd: "ASKING"}, {cmd: "CLUSTER"}, {cmd: "CLUSTER NOSUCH"}, {cmd: "CLUSTER KEYSLOT"},
+		{cmd: "CLUSTER NODES x"}, {cmd: "READONLY x"},
+		// redstream's own subcommands, refused the same way.
+		{cmd: "CLUSTER BOOTSTRAP", redis8: disabled}, {cmd: "CLUSTER DELNODE x", redis8: disabled},
+		{cmd: "CLUSTER ADDNODE x 127.0.0.1:1 127.0.0.1:2", redis8: disabled},
+	})
+}

@@ -1,0 +1,102 @@
+// Package replication makes a redstream node one voter of a Raft group
+// (hashicorp/raft), so that a write is acknowledged only once a majority
+// of the group holds it durably, and losing any one node of three loses
+// nothing acknowledged.
+//
+// # A write's way
+//
+//	client ──RPUSH q x──▶ leader's event loop (server/propose.go)
+//	                        │ a turn makes the command a record
+//	                        │ {time: leader clock, db, argv}; the pass's
+//	                        │ records become ONE entry (group commit)
+//	                        ▼
+//	                      raft.Apply(entry) ──▶ leader's raft-wal: append + fsync ─┐
+//	                        │                                                      │
+//	                        ├──AppendEntries──▶ follower 1: raft-wal append+fsync ─┤
+//	                        └──AppendEntries──▶ follower 2: raft-wal append+fsync ─┤
+//	                                                                               │
+//	                      majority holds it (leader + one follower): committed ◀──┘
+//	                        │
+//	                        ▼ every node, in log order (fsm.ApplyBatch):
+//	                      server.ApplyEntry: each record through the server's
+//	                      one apply (execute, the clock from the record)
+//	                        │ on the leader only: the apply's reply goes to
+//	                        ▼ the client that sent it
+//	client ◀──:1────────── leader's event loop writes it
+//
+// The keyspace never holds a write the group has not committed: nothing
+// runs a write before its entry is applied, on any node, and the reply a
+// client gets is what that apply produced. So no client can observe a
+// write that a lost leader proposed and the group never committed, and a
+// proposal that fails leaves nothing to undo. (The alternative, executing
+// on the leader and logging the result, would need the deposed leader to
+// roll its keyspace back; Raft gives no such step.)
+//
+// The leader stamps each record with its clock, never below the newest
+// record time it has applied (server.Shard.now), so `*` IDs, delivery and
+// idle times and expiries are the same on every node and across leader
+// changes (DESIGN principle 2).
+//
+// # Reads
+//
+// A read on the leader waits for one VerifyLeader per event-loop pass (a
+// majority still follows it), then runs on the keyspace, which holds every
+// write acknowledged before the read began (those were applied before they
+// were acknowledged). A new leader serves only after a Barrier: every
+// entry of earlier terms applied. A paused or isolated old leader that
+// still believes it leads cannot confirm with a majority, so it answers
+// no read from stale state; it acknowledges no write either, since its
+// entries never commit. READONLY on a follower allows stale reads, as on
+// Redis Cluster replicas.
+//
+// # Blocking commands
+//
+// BLPOP and friends are proposed like any write. Applied for a client of
+// this node, a blocking command that finds nothing leaves the state as it
+// was and tells the leader where the client would wait; the client waits
+// on the leader's key queues (FIFO, as in Redis). When a committed write
+// makes such a key ready, the leader proposes the waiter's command again,
+// in queue order; what it takes is the apply's. A waiter whose re-try
+// finds nothing goes on waiting in its place. A client that disconnects
+// while its re-try is in the log takes nothing: BLPOP/BRPOP push what the
+// re-try popped back (other pops may have run between); BLMOVE's element
+// is in its destination and XREADGROUP's entries are pending in the group,
+// so nothing is lost there; BLMPOP is not given back yet. A node that stops
+// leading answers its waiters with -MOVED to the new leader (or
+// -CLUSTERDOWN while there is none); clients retry there.
+//
+// # Outcomes
+//
+// A write the node could not propose (it does not lead) answers -MOVED or
+// -CLUSTERDOWN: nothing was applied, retrying is safe. A write proposed
+// whose entry the node then could not see committed (leadership lost, the
+// group shut down) answers
+//
+//	-UNKNOWN the write was proposed but its outcome is unknown ...
+//
+// It may or may not have been applied. A producer retries such a write
+// safely with XADD IDMP (the stream remembers the producer's idempotent ID,
+// in the replicated state, so a retry on the new leader returns the first
+// ID and adds nothing).
+//
+// # The log, snapshots and restarts
+//
+// The Raft log is the node's only write-ahead log: a cluster-enabled node
+// keeps no AOF and takes no save points. raft-wal holds the log (segment
+// files appended in place, one fsync per append batch) and the stable
+// store; raft-boltdb would rewrite B-tree pages per batch. A Raft
+// snapshot is the members' client addresses and then the keyspace as an
+// RDB file, taken copy-on-write (O(1), DESIGN principle 5) and written
+// while writes go on; Restore replaces the whole keyspace. A restart
+// restores the newest snapshot and applies the committed entries after
+// it, once: the keyspace lives only in memory, so nothing is applied
+// twice. raft-snapshot-threshold and raft-trailing-logs set how often a
+// snapshot is taken and how much log stays behind it for slow followers.
+//
+// # Membership
+//
+// A member's client address (for -MOVED and CLUSTER SLOTS) is an 'M'
+// entry in the log, committed before the member is made a voter, so every
+// node can name every voter. The node's ID (40 hex characters) is kept in
+// DIR/raft/node-id.
+package replication

@@ -1,0 +1,463 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redstream/redstream/resp"
+)
+
+// The Redis Cluster protocol for the node's one Raft group: its leader is
+// the master of all 16384 slots, the other voters its replicas, so
+// cluster-aware clients find the leader by themselves. BOOTSTRAP, ADDNODE
+// and DELNODE are redstream's: the membership changes `redstream cluster`
+// makes. Without cluster-enabled every command here answers Redis's
+// errClusterDisabled, as Redis does.
+var clusterSpecs = []spec{
+	{name: "cluster", arity: -2, group: "cluster", since: "3.0.0", summary: "A container for Redis Cluster commands."},
+	{name: "cluster|info", arity: 2, flags: "stale", group: "cluster", since: "3.0.0",
+		summary: "Returns information about the state of a node.", run: clusterOnly(clusterInfoCommand)},
+	{name: "cluster|myid", arity: 2, flags: "stale", group: "cluster", since: "3.0.0",
+		summary: "Returns the ID of a node.", run: clusterOnly(clusterMyIDCommand)},
+	{name: "cluster|slots", arity: 2, flags: "loading stale", group: "cluster", since: "3.0.0",
+		summary: "Returns the mapping of cluster slots to nodes.", run: clusterOnly(clusterSlotsCommand)},
+	{name: "cluster|shards", arity: 2, flags: "loading stale", group: "cluster", since: "7.0.0",
+		summary: "Returns the mapping of cluster slots to shards.", run: clusterOnly(clusterShardsCommand)},
+	{name: "cluster|nodes", arity: 2, flags: "stale", group: "cluster", since: "3.0.0",
+		summary: "Returns the cluster configuration for a node.", run: clusterOnly(clusterNodesCommand)},
+	{name: "cluster|keyslot", arity: 3, flags: "stale", group: "cluster", since: "3.0.0",
+		syntax: "key", summary: "Returns the hash slot for a key.", run: clusterOnly(clusterKeyslotCommand)},
+	{name: "cluster|countkeysinslot", arity: 3, flags: "stale", group: "cluster", since: "3.0.0",
+		syntax: "slot", summary: "Returns the number of keys in a hash slot.", run: clusterOnly(clusterCountKeysCommand)},
+	{name: "cluster|getkeysinslot", arity: 4, flags: "stale", group: "cluster", since: "3.0.0",
+		syntax: "slot count", summary: "Returns the key names in a hash slot.", run: clusterOnly(clusterGetKeysCommand)},
+	{name: "cluster|help", arity: 2, flags: "loading stale", group: "cluster", since: "5.0.0",
+		summary: "Returns helpful text about the different subcommands.", run: clusterOnly(clusterHelpCommand)},
+	{name: "cluster|bootstrap", arity: 2, flags: "admin stale no_multi", group: "cluster", since: "8.10.0",
+		summary: "Makes a fresh node a cluster of one, its leader (redstream).", run: clusterOnly(clusterBootstrapCommand)},
+	{name: "cluster|addnode", arity: 5, flags: "admin stale no_multi", group: "cluster", since: "8.10.0",
+		syntax: "node-id address bus-address", summary: "Adds a running node to the cluster as a replica; sent to the leader (redstream).", run: clusterOnly(clusterAddNodeCommand)},
+	{name: "cluster|delnode", arity: 3, flags: "admin stale no_multi", group: "cluster", since: "8.10.0",
+		syntax: "node-id", summary: "Removes a node from the cluster; sent to the leader (redstream).", run: clusterOnly(clusterDelNodeCommand)},
+	{name: "readonly", arity: 1, flags: "fast loading stale", group: "cluster", since: "3.0.0",
+		summary: "Enables read-only queries for a connection to a Redis Cluster replica node.", run: clusterOnly(readonlyCommand)},
+	{name: "readwrite", arity: 1, flags: "fast loading stale", group: "cluster", since: "3.0.0",
+		summary: "Enables read-write queries for a connection to a Redis Cluster replica node.", run: clusterOnly(readwriteCommand)},
+	{name: "asking", arity: 1, flags: "fast", group: "cluster", since: "3.0.0",
+		summary: "Signals that a cluster client is following an -ASK redirect.", run: clusterOnly(askingCommand)},
+}
+
+const (
+	errClusterDisabled = "ERR This instance has cluster support disabled"
+	errInvalidSlot     = "ERR Invalid slot"
+	errInvalidSlotKeys = "ERR Invalid slot or number of keys"
+)
+
+// clusterOnly runs a cluster command in cluster mode, and answers Redis's
+// error without it.
+func clusterOnly(run func(x *Ctx, cl Cluster)) func(*Ctx) {
+	return func(x *Ctx) {
+		if x.s.cluster == nil {
+			x.error(errClusterDisabled)
+			return
+		}
+		run(x, x.s.cluster)
+	}
+}
+
+// clusterView is one look at the group, from which a reply is drawn.
+type clusterView struct {
+	self    ClusterMember
+	members []ClusterMember // this node included
+	status  ClusterStatus
+	leader  *ClusterMember // nil while no leader is known
+	timeout time.Duration  // cluster-node-timeout: a follower silent longer is failing
+}
+
+func viewCluster(s *Server, cl Cluster) clusterView {
+	v := clusterView{self: cl.Self(), status: cl.Status(), timeout: time.Duration(s.cfg.ClusterNodeTimeout) * time.Millisecond}
+	selfListed := false
+	for _, m := range cl.Members() {
+		m.Self = m.ID == v.self.ID
+		m.Leader = m.Leader || (m.ID == v.status.LeaderID && m.ID != "")
+		selfListed = selfListed || m.Self
+		v.members = append(v.members, m)
+	}
+	if !selfListed { // a fresh node, in no group yet
+		v.self.Self = true
+		v.members = append([]ClusterMember{v.self}, v.members...)
+	}
+	for i := range v.members {
+		if v.members[i].Leader {
+			v.leader = &v.members[i]
+			break
+		}
+	}
+	return v
+}
+
+// replicas are the members other than the leader; empty with no leader.
+func (v clusterView) replicas() []ClusterMember {
+	if v.leader == nil {
+		return nil
+	}
+	var out []ClusterMember
+	for _, m := range v.members {
+		if m.ID != v.leader.ID {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// follower is the leader's record of member id, when this node leads.
+func (v clusterView) follower(id string) (FollowerStatus, bool) {
+	for _, f := range v.status.Followers {
+		if f.ID == id {
+			return f, true
+		}
+	}
+	return FollowerStatus{}, false
+}
+
+// failing reports a follower its leader has not heard from for longer
+// than cluster-node-timeout (Redis's PFAIL: this node's opinion).
+func (v clusterView) failing(m ClusterMember) bool {
+	f, ok := v.follower(m.ID)
+	return ok && f.LastContact > v.timeout
+}
+
+// offset is a member's replication offset as this node knows it (a Raft
+// log index): its own last index, a follower's match index on the
+// leader, at least the commit index for the leader. ok is false when
+// this node cannot know it (another follower, seen from a follower).
+func (v clusterView) offset(m ClusterMember) (offset uint64, ok bool) {
+	switch {
+	case m.Self:
+		return v.status.LastIndex, true
+	case m.Leader:
+		return v.status.CommitIndex, true
+	}
+	f, ok := v.follower(m.ID)
+	return f.MatchIndex, ok
+}
+
+// hostPort splits a member's address; a malformed one gives its whole
+// text as the host and port 0.
+func hostPort(addr string) (string, int) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr, 0
+	}
+	port, _ := strconv.Atoi(p)
+	return host, port
+}
+
+func clusterMyIDCommand(x *Ctx, cl Cluster) {
+	id := cl.Self().ID
+	if id == "" {
+		x.error("ERR No ID yet")
+		return
+	}
+	x.w.BulkString(id)
+}
+
+func clusterInfoCommand(x *Ctx, cl Cluster) {
+	v := viewCluster(x.s, cl)
+	state, slots, size := "fail", 0, 0
+	if v.leader != nil {
+		state, slots, size = "ok", ClusterSlots, 1
+	}
+	var b strings.Builder
+	field(&b, "cluster_state", state)
+	field(&b, "cluster_slots_assigned", slots)
+	field(&b, "cluster_slots_ok", slots)
+	field(&b, "cluster_slots_pfail", 0)
+	field(&b, "cluster_slots_fail", 0)
+	field(&b, "cluster_known_nodes", len(v.members))
+	field(&b, "cluster_size", size)
+	// Raft's term is the group's configuration epoch: each leader has
+	// its own, as each Redis master's failover bumps its epoch.
+	field(&b, "cluster_current_epoch", v.status.Term)
+	field(&b, "cluster_my_epoch", v.status.Term)
+	field(&b, "cluster_stats_messages_sent", 0)
+	field(&b, "cluster_stats_messages_received", 0)
+	field(&b, "total_cluster_links_buffer_limit_exceeded", 0)
+	x.w.Verbatim(b.String())
+}
+
+// clusterNodesCommand writes one line per member, in Redis's format:
+// <id> <ip:port@cport> <flags> <master> <ping-sent> <pong-recv>
+// <config-epoch> <link-state> <slot> ...
+func clusterNodesCommand(x *Ctx, cl Cluster) {
+	v := viewCluster(x.s, cl)
+	var b strings.Builder
+	for _, m := range v.members {
+		host, port := hostPort(m.Addr)
+		_, busPort := hostPort(m.BusAddr)
+		var flags []string
+		if m.Self {
+			flags = append(flags, "myself")
+		}
+		master := "-"
+		if v.leader == nil || m.Leader {
+			flags = append(flags, "master")
+		} else {
+			flags = append(flags, "slave")
+			master = v.leader.ID
+		}
+		link := "connected"
+		if v.failing(m) {
+			flags = append(flags, "fail?")
+			link = "disconnected"
+		}
+		// ping-sent and pong-recv are 0: there is no gossip to time.
+		fmt.Fprintf(&b, "%s %s:%d@%d %s %s 0 0 %d %s", m.ID, host, port, busPort,
+			strings.Join(flags, ","), master, v.status.Term, link)
+		if m.Leader {
+			fmt.Fprintf(&b, " 0-%d", ClusterSlots-1)
+		}
+		b.WriteByte('\n')
+	}
+	x.w.Verbatim(b.String())
+}
+
+// clusterSlotsCommand: one range, 0-16383, served by the leader and its
+// replicas; none while there is no leader.
+func clusterSlotsCommand(x *Ctx, cl Cluster) {
+	v := viewCluster(x.s, cl)
+	if v.leader == nil {
+		x.w.Array(0)
+		return
+	}
+	replicas := v.replicas()
+	x.w.Array(1)
+	x.w.Array(3 + len(replicas))
+	x.w.Int(0)
+	x.w.Int(ClusterSlots - 1)
+	for _, m := range append([]ClusterMember{*v.leader}, replicas...) {
+		host, port := hostPort(m.Addr)
+		x.w.Array(4)
+		x.w.BulkString(host)
+		x.w.Int(int64(port))
+		x.w.BulkString(m.ID)
+		x.w.Map(0) // no other endpoints: the ip is the preferred one
+	}
+}
+
+// clusterShardsCommand: the group is one shard owning every slot. With
+// no leader, each member is a master of no slots, so its own shard.
+func clusterShardsCommand(x *Ctx, cl Cluster) {
+	v := viewCluster(x.s, cl)
+	if v.leader == nil {
+		x.w.Array(len(v.members))
+		for _, m := range v.members {
+			writeShard(x.w, v, nil, []ClusterMember{m})
+		}
+		return
+	}
+	x.w.Array(1)
+	writeShard(x.w, v, []int64{0, ClusterSlots - 1}, append([]ClusterMember{*v.leader}, v.replicas()...))
+}
+
+func writeShard(w *resp.Writer, v clusterView, slots []int64, nodes []ClusterMember) {
+	w.Map(2)
+	w.BulkString("slots")
+	w.Array(len(slots))
+	for _, s := range slots {
+		w.Int(s)
+	}
+	w.BulkString("nodes")
+	w.Array(len(nodes))
+	for _, m := range nodes {
+		writeShardNode(w, v, m)
+	}
+}
+
+func writeShardNode(w *resp.Writer, v clusterView, m ClusterMember) {
+	host, port := hostPort(m.Addr)
+	role := "master"
+	if v.leader != nil && !m.Leader {
+		role = "replica"
+	}
+	offset, known := v.offset(m)
+	health := "online"
+	if role == "replica" && known && offset == 0 {
+		health = "loading" // as Redis: a replica that has nothing yet
+	}
+	w.Map(7)
+	w.BulkString("id")
+	w.BulkString(m.ID)
+	w.BulkString("port")
+	w.Int(int64(port))
+	w.BulkString("ip")
+	w.BulkString(host)
+	w.BulkString("endpoint")
+	w.BulkString(host)
+	w.BulkString("role")
+	w.BulkString(role)
+	w.BulkString("replication-offset")
+	w.Int(int64(offset))
+	w.BulkString("health")
+	w.BulkString(health)
+}
+
+func clusterKeyslotCommand(x *Ctx, _ Cluster) { x.w.Int(int64(KeySlot(x.argv[2]))) }
+
+// parseSlot reads a slot argument; ok is false once the error is written.
+func parseSlot(x *Ctx, arg []byte, invalid string) (int, bool) {
+	n, ok := resp.ParseInt(arg)
+	if !ok {
+		x.error(resp.ErrNotInteger)
+		return 0, false
+	}
+	if n < 0 || n >= ClusterSlots {
+		x.error(invalid)
+		return 0, false
+	}
+	return int(n), true
+}
+
+func clusterCountKeysCommand(x *Ctx, _ Cluster) {
+	slot, ok := parseSlot(x, x.argv[2], errInvalidSlot)
+	if !ok {
+		return
+	}
+	x.w.Int(int64(len(keysInSlot(x.db, slot, -1))))
+}
+
+func clusterGetKeysCommand(x *Ctx, _ Cluster) {
+	slot, ok := resp.ParseInt(x.argv[2])
+	count, ok2 := resp.ParseInt(x.argv[3])
+	if !ok || !ok2 {
+		x.error(resp.ErrNotInteger)
+		return
+	}
+	if slot < 0 || slot >= ClusterSlots || count < 0 {
+		x.error(errInvalidSlotKeys)
+		return
+	}
+	keys := keysInSlot(x.db, int(slot), count)
+	x.w.Array(len(keys))
+	for _, k := range keys {
+		x.w.BulkString(k)
+	}
+}
+
+// keysInSlot returns up to limit (negative: all) of db's keys that hash
+// to slot, in SCAN order, counting expired keys not yet removed as Redis
+// does. It reads the whole keyspace: redstream keeps no index by slot, so
+// COUNTKEYSINSLOT is O(N) in the number of keys where Redis's is O(1).
+// Lock should be held.
+func keysInSlot(db *DB, slot int, limit int64) []string {
+	var keys []string
+	db.order.Ascend(func(e scanEntry) bool {
+		if int64(len(keys)) == limit {
+			return false
+		}
+		if KeySlot([]byte(e.key)) == slot {
+			keys = append(keys, e.key)
+		}
+		return true
+	})
+	return keys
+}
+
+func clusterHelpCommand(x *Ctx, _ Cluster) {
+	writeHelp(x.w, "CLUSTER", []string{
+		"COUNTKEYSINSLOT <slot>", "    Return the number of keys in <slot>.",
+		"GETKEYSINSLOT <slot> <count>", "    Return key names stored by current node in a slot.",
+		"INFO", "    Return information about the cluster.",
+		"KEYSLOT <key>", "    Return the hash slot for <key>.",
+		"MYID", "    Return the node id.",
+		"NODES", "    Return cluster configuration seen by node. Output format:",
+		"    <id> <ip:port@bus-port> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+		"SLOTS", "    Return information about slots range mappings. Each range is made of:",
+		"    start, end, master and replicas IP addresses, ports and ids",
+		"SHARDS", "    Return information about slot range mappings and the nodes associated with them.",
+		"BOOTSTRAP", "    Make this fresh node a cluster of one, its leader (redstream).",
+		"ADDNODE <node-id> <ip:port> <bus-ip:bus-port>", "    Add a running node to the cluster; sent to the leader (redstream).",
+		"DELNODE <node-id>", "    Remove a node from the cluster; sent to the leader (redstream).",
+	})
+}
+
+func clusterBootstrapCommand(x *Ctx, cl Cluster) {
+	x.c.await(func() func(*resp.Writer) { return okOrError(cl.Bootstrap()) })
+}
+
+func clusterAddNodeCommand(x *Ctx, cl Cluster) {
+	m := ClusterMember{ID: x.arg(2), Addr: x.arg(3), BusAddr: x.arg(4)}
+	if !validNodeID(m.ID) {
+		x.error("ERR Invalid node ID " + m.ID)
+		return
+	}
+	for _, addr := range []string{m.Addr, m.BusAddr} {
+		if _, port := hostPort(addr); port <= 0 || port > 65535 {
+			x.error("ERR Invalid node address specified: " + addr)
+			return
+		}
+	}
+	x.c.await(func() func(*resp.Writer) { return okOrError(cl.AddNode(m)) })
+}
+
+func clusterDelNodeCommand(x *Ctx, cl Cluster) {
+	id := x.arg(2)
+	known := false
+	for _, m := range cl.Members() {
+		known = known || m.ID == id
+	}
+	if !known {
+		x.error("ERR Unknown node " + id) // CLUSTER FORGET's words
+		return
+	}
+	x.c.await(func() func(*resp.Writer) { return okOrError(cl.RemoveNode(id)) })
+}
+
+// validNodeID: 40 characters of [0-9a-z], as Redis checks node IDs.
+func validNodeID(id string) bool {
+	if len(id) != 40 {
+		return false
+	}
+	for _, c := range id {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// okOrError is the reply to a membership change: +OK, or its error. An
+// error that already carries a code (MOVED, TRYAGAIN) keeps it; any
+// other is an ERR.
+func okOrError(err error) func(*resp.Writer) {
+	return func(w *resp.Writer) {
+		if err == nil {
+			w.OK()
+			return
+		}
+		msg := err.Error()
+		if code, _, _ := strings.Cut(msg, " "); code == "" || code != strings.ToUpper(code) || strings.ToLower(code) == code {
+			msg = "ERR " + msg
+		}
+		w.Error(msg)
+	}
+}
+
+// readonlyCommand lets the connection read a follower's (possibly
+// stale) data instead of being redirected to the leader.
+func readonlyCommand(x *Ctx, _ Cluster) {
+	x.c.readonly = true
+	x.w.OK()
+}
+
+func readwriteCommand(x *Ctx, _ Cluster) {
+	x.c.readonly = false
+	x.w.OK()
+}
+
+// askingCommand: one group owns every slot, so no slot is ever migrating
+// and there is no -ASK to follow; it is accepted for clients that send it.
+func askingCommand(x *Ctx, _ Cluster) { x.w.OK() }

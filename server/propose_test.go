@@ -1,0 +1,218 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// logCluster is a leading Cluster whose log the test commits by hand:
+// Propose queues each entry, and commit applies the oldest (as every
+// node would) and lets its proposer's wait return.
+type logCluster struct {
+	fakeCluster
+	s       *Server
+	entries chan pendingEntry
+}
+
+type pendingEntry struct {
+	data []byte
+	done chan error
+}
+
+func newLogCluster(t *testing.T) (*Server, *logCluster) {
+	s := newTestServer(t, nil)
+	lc := &logCluster{fakeCluster: *threeNodes(nodeA), s: s, entries: make(chan pendingEntry, 64)}
+	s.SetCluster(lc)
+	return s, lc
+}
+
+func (lc *logCluster) Propose(entry []byte) func() error {
+	e := pendingEntry{data: entry, done: make(chan error, 1)}
+	lc.entries <- e
+	return func() error { return <-e.done }
+}
+
+// next waits for the next proposed entry.
+func (lc *logCluster) next(t *testing.T) pendingEntry {
+	t.Helper()
+	select {
+	case e := <-lc.entries:
+		return e
+	case <-time.After(10 * time.Second):
+		t.Fatal("no entry was proposed")
+		return pendingEntry{}
+	}
+}
+
+// commit applies the next entry and answers its proposer.
+func (lc *logCluster) commit(t *testing.T) string {
+	t.Helper()
+	e := lc.next(t)
+	if err := lc.s.ApplyEntry(e.data); err != nil {
+		t.Fatal(err)
+	}
+	e.done <- nil
+	_, _, _, recs, _ := parseEntry(e.data)
+	var words []string
+	for _, r := range recs {
+		words = append(words, fmt.Sprintf("%q", r.Argv))
+	}
+	return strings.Join(words, " ")
+}
+
+// write sends a command without waiting for its reply.
+func (p *pipeConn) write(args ...string) {
+	p.t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	p.s.sync()
+	if _, err := p.conn.Write([]byte(b.String())); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func TestProposedWriteIsInvisibleUntilCommitted(t *testing.T) {
+	s, lc := newLogCluster(t)
+	a, b := connect(t, s), connect(t, s)
+	a.write("RPUSH", "q", "x")
+	e := lc.next(t) // proposed, not committed
+	if got := b.do("LLEN", "q"); got != ":0\r\n" {
+		t.Fatalf("LLEN before the commit = %q, want :0", got)
+	}
+	if err := s.ApplyEntry(e.data); err != nil {
+		t.Fatal(err)
+	}
+	e.done <- nil
+	if got := a.readReply(); got != ":1\r\n" {
+		t.Fatalf("RPUSH reply = %q, want :1", got)
+	}
+	if got := b.do("LLEN", "q"); got != ":1\r\n" {
+		t.Fatalf("LLEN after the commit = %q, want :1", got)
+	}
+}
+
+func TestProposalOutcomes(t *testing.T) {
+	s, lc := newLogCluster(t)
+	a := connect(t, s)
+	a.write("RPUSH", "q", "x")
+	lc.next(t).done <- ErrNotProposed
+	if got := a.readReply(); got != "-"+errClusterDown+"\r\n" {
+		t.Fatalf("a write never proposed answered %q", got)
+	}
+	a.write("RPUSH", "q", "x")
+	lc.next(t).done <- fmt.Errorf("leadership lost while committing log")
+	if got := a.readReply(); got != "-"+errUnknownOutcome+"\r\n" {
+		t.Fatalf("a write of unknown outcome answered %q", got)
+	}
+	// A proposal that failed leaves nothing behind, and the client goes on.
+	if got := a.do("LLEN", "q"); got != ":0\r\n" {
+		t.Fatalf("LLEN = %q", got)
+	}
+}
+
+func TestBlockedClientGoneBeforeItsPopCommitsTakesNothing(t *testing.T) {
+	s, lc := newLogCluster(t)
+	waiter, pusher, reader := connect(t, s), connect(t, s), connect(t, s)
+	waiter.write("BLPOP", "q", "0")
+	lc.commit(t) // finds nothing: the waiter blocks
+	waitUntil(t, "the waiter to block", func() bool {
+		s.shard.mu.Lock()
+		defer s.shard.mu.Unlock()
+		return s.stats.blockedClients == 1
+	})
+	pusher.write("RPUSH", "q", "job")
+	lc.commit(t)                                    // the push; it makes q ready, so the waiter's re-try is proposed
+	if got := pusher.readReply(); got != ":1\r\n" { // answered by its apply
+		t.Fatalf("RPUSH = %q", got)
+	}
+	retry := lc.next(t)
+	waiter.conn.Close()
+	<-waiter.done // the server has closed it
+	if err := s.ApplyEntry(retry.data); err != nil {
+		t.Fatal(err)
+	}
+	retry.done <- nil
+	if got := lc.commit(t); got != `["LPUSH" "q" "job"]` {
+		t.Fatalf("after the re-try of a gone client the server proposed %s, want the element given back", got)
+	}
+	if got := reader.do("LRANGE", "q", "0", "-1"); got != "*1\r\n$3\r\njob\r\n" {
+		t.Fatalf("LRANGE = %q, want the job back", got)
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestTransactionIsOneEntry(t *testing.T) {
+	s, lc := newLogCluster(t)
+	a, b := connect(t, s), connect(t, s)
+	a.write("MULTI")
+	a.write("RPUSH", "q", "x", "y")
+	a.write("LLEN", "q")
+	a.write("LPOP", "q")
+	a.write("EXEC")
+	for _, want := range []string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "+QUEUED\r\n"} {
+		if got := a.readReply(); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+	if got := lc.commit(t); got != `["RPUSH" "q" "x" "y"] ["LLEN" "q"] ["LPOP" "q"]` {
+		t.Fatalf("the transaction was proposed as %s", got)
+	}
+	if got := a.readReply(); got != "*3\r\n:2\r\n:2\r\n$1\r\nx\r\n" {
+		t.Fatalf("EXEC = %q", got)
+	}
+	if got := b.do("LRANGE", "q", "0", "-1"); got != "*1\r\n$1\r\ny\r\n" {
+		t.Fatalf("LRANGE = %q", got)
+	}
+	// A follower applying the same entry skips the transaction's read.
+	f := newTestServer(t, nil)
+	f.SetCluster(threeNodes(nodeB))
+	s.shard.mu.Lock()
+	entry := encodeEntry(s.runID, 99, []proposal{{proto: 2, txPart: true, txHead: 2}, {proto: 2, txPart: true, txLast: true}},
+		[]Record{{Time: 1, Argv: [][]byte{[]byte("RPUSH"), []byte("k"), []byte("v")}}, {Time: 1, Argv: [][]byte{[]byte("LLEN"), []byte("k")}}})
+	s.shard.mu.Unlock()
+	if err := f.ApplyEntry(entry); err != nil {
+		t.Fatalf("a follower applying a transaction with a read: %v", err)
+	}
+	if got := dump(f); !strings.Contains(got, "k") {
+		t.Fatalf("follower keyspace after the transaction: %s", got)
+	}
+}
+
+// An entry proposed before a restart, committed after it, carries the old
+// process's run_id: it answers nobody, even if its seq matches a new
+// proposal's.
+func TestEntryOfAnEarlierRunAnswersNobody(t *testing.T) {
+	s, lc := newLogCluster(t)
+	a := connect(t, s)
+	a.write("RPUSH", "q", "new")
+	mine := lc.next(t)
+	_, seq, _, _, _ := parseEntry(mine.data)
+	old := encodeEntry(nodeA.ID, seq, // what an earlier process of node A wrote (not this run_id)
+		[]proposal{{proto: 2}},
+		[]Record{{Time: 1, Argv: [][]byte{[]byte("RPUSH"), []byte("q"), []byte("old")}}})
+	if err := s.ApplyEntry(old); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ApplyEntry(mine.data); err != nil {
+		t.Fatal(err)
+	}
+	mine.done <- nil
+	if got := a.readReply(); got != ":2\r\n" {
+		t.Fatalf("RPUSH answered %q, want :2 (its own apply, after the old entry's)", got)
+	}
+}
