@@ -2,7 +2,6 @@ package tests
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Issue 13's process fault tests: a three-node group, producers writing
@@ -106,10 +103,9 @@ func TestClusterKillAll(t *testing.T) {
 func TestClusterPauseLeader(t *testing.T) {
 	c := StartCluster(t)
 	ch := NewChecker()
-	marker := c.ClusterClient()
 	faultCycles(t, c, ch, clusterCycles(2), func(cycle int, leader *ClusterNode) {
 		before, after := "before-"+strconv.Itoa(cycle), "after-"+strconv.Itoa(cycle)
-		setAcked(t, marker, "chk:marker", before)
+		c.SetOnLeader("chk:marker", before)
 		q, err := dialQuiet(leader.Addr())
 		if err != nil {
 			t.Fatal(err)
@@ -120,7 +116,7 @@ func TestClusterPauseLeader(t *testing.T) {
 		if c.WaitSettled() == leader {
 			t.Fatal("a paused node is the leader")
 		}
-		setAcked(t, marker, "chk:marker", after)
+		c.SetOnLeader("chk:marker", after)
 		send(t, q, "GET", "chk:marker")
 		c.Resume(leader)
 		ch.readQueued(t, q, writes)
@@ -133,25 +129,6 @@ func TestClusterPauseLeader(t *testing.T) {
 			t.Fatalf("the deposed leader answered GET chk:marker with %s; the new leader had acknowledged %q before the read was sent", r, after)
 		}
 	})
-}
-
-// setAcked sets key to value through cc, trying again (a SET twice is
-// a SET once) until the group acknowledges it.
-func setAcked(t *testing.T, cc *redis.ClusterClient, key, value string) {
-	t.Helper()
-	deadline := time.Now().Add(clusterBound)
-	for {
-		c, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := cc.Set(c, key, value, 0).Err()
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("SET %s %s: not acknowledged within %v: %v", key, value, clusterBound, err)
-		}
-		cc.ReloadState(context.Background()) // its slot map may name the paused node
-	}
 }
 
 // queueWrites sends n writes on q without reading their replies: to a
@@ -205,13 +182,12 @@ func send(t *testing.T, q *quietConn, args ...string) {
 func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 	c := StartCluster(t, "--raft-snapshot-threshold", "200", "--raft-trailing-logs", "50")
 	ch := NewChecker()
-	filler := c.ClusterClient()
 	faultCycles(t, c, ch, clusterCycles(1), func(cycle int, leader *ClusterNode) {
 		follower := c.Others(leader)[cycle%2]
 		c.Kill(follower)
 		// The follower holds no entry the leader does not have yet.
 		next := uint64(infoInt(t, dialRaw(t, leader.Addr()), "replication", "raft_last_index")) + 1
-		dropLogPast(t, leader, next, func() { setAcked(t, filler, "chk:filler", strings.Repeat("x", 256<<10)) })
+		dropLogPast(t, leader, next, func() { c.SetOnLeader("chk:filler", strings.Repeat("x", 256<<10)) })
 		snap := newestSnapshot(t, leader)
 		c.Start(follower)
 		installed := waitSnapshot(t, follower, func(s snapshotName) bool { return s.index >= snap.index && s.term >= snap.term })

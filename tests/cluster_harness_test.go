@@ -255,6 +255,22 @@ func (c *TestCluster) settledLeader() *ClusterNode {
 	return leader
 }
 
+// SetOnLeader sets key to value on the leader, trying again (a SET twice
+// is a SET once) until it is acknowledged: leadership may move meanwhile.
+func (c *TestCluster) SetOnLeader(key, value string) {
+	c.t.Helper()
+	deadline := time.Now().Add(clusterBound)
+	for {
+		r, err := ask(c.WaitSettled(), "SET", key, value)
+		if err == nil && r.Type == '+' {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("SET %s: not acknowledged within %v: %v %s\n%s", key, clusterBound, err, r, c.describe())
+		}
+	}
+}
+
 // slotsMaster is the port of the master CLUSTER SLOTS on n names for
 // slot 0, or 0 when it names none.
 func slotsMaster(n *ClusterNode) int {
