@@ -3,6 +3,9 @@ package tests
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +37,7 @@ type ClusterNode struct {
 	Port    int // clients
 	BusPort int // cluster-port: Raft traffic
 	ID      string
+	User    int     // the user it runs as; 0: the test's
 	proc    *Server // nil while down
 	paused  bool    // SIGSTOPped
 }
@@ -59,6 +63,9 @@ type TestCluster struct {
 	t     *testing.T
 	Nodes []*ClusterNode
 	args  []string // directives every node starts with
+	// ownUsers runs each node as a user of its own (root only), so
+	// iptables can match a node's traffic (partition tests).
+	ownUsers bool
 }
 
 // StartCluster starts three cluster-enabled nodes with args and makes
@@ -67,13 +74,50 @@ type TestCluster struct {
 func StartCluster(t *testing.T, args ...string) *TestCluster {
 	t.Helper()
 	c := &TestCluster{t: t, args: args}
+	c.start()
+	return c
+}
+
+// StartClusterOwnUsers is StartCluster with each node running as a user
+// of its own (User), which iptables' owner match tells apart. Root only.
+func StartClusterOwnUsers(t *testing.T, args ...string) *TestCluster {
+	t.Helper()
+	c := &TestCluster{t: t, args: args, ownUsers: true}
+	// The other users must reach the binary.
+	if err := os.Chmod(filepath.Dir(binary), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.start()
+	return c
+}
+
+func (c *TestCluster) start() {
+	c.t.Helper()
 	for i := range 3 {
-		n := &ClusterNode{Name: "n" + strconv.Itoa(i), Dir: t.TempDir(), Port: freePort(t), BusPort: freePort(t)}
+		n := &ClusterNode{Name: "n" + strconv.Itoa(i), Dir: c.t.TempDir(), Port: freePort(c.t), BusPort: freePort(c.t)}
+		if c.ownUsers {
+			n.User = firstNodeUser + i
+			c.giveDir(n)
+		}
 		c.Nodes = append(c.Nodes, n)
 		c.Start(n)
 	}
 	c.bootstrap()
-	return c
+}
+
+// firstNodeUser is the user ID of the first node started as a user of
+// its own; the others follow. Nothing else on the machine runs as them.
+const firstNodeUser = 64101
+
+// giveDir makes n's directory its user's.
+func (c *TestCluster) giveDir(n *ClusterNode) {
+	c.t.Helper()
+	if err := os.Chown(n.Dir, n.User, n.User); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(n.Dir), 0o755); err != nil { // t.TempDir's parent is the test's, 0700
+		c.t.Fatal(err)
+	}
 }
 
 // Start starts n's process on its directory and ports.
@@ -85,7 +129,11 @@ func (c *TestCluster) Start(n *ClusterNode) {
 	args := []string{"server", "--port", strconv.Itoa(n.Port), "--dir", n.Dir,
 		"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(n.BusPort),
 		"--cluster-node-timeout", strconv.Itoa(clusterNodeTimeout)}
-	s := startProcess(c.t, n.Dir, append(args, c.args...))
+	var attr *syscall.SysProcAttr
+	if n.User != 0 {
+		attr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(n.User), Gid: uint32(n.User), NoSetGroups: true}}
+	}
+	s := startProcessAs(c.t, n.Dir, append(args, c.args...), attr)
 	// Cleanups run last-registered first: this one, before s.Stop, lets a
 	// stopped process take its SIGTERM even when the test failed mid-pause.
 	c.t.Cleanup(func() { _ = s.cmd.Process.Signal(syscall.SIGCONT) })
@@ -221,9 +269,16 @@ func ask(n *ClusterNode, args ...string) (Reply, error) {
 // does only once a majority confirms it leads), and returns it.
 func (c *TestCluster) WaitSettled() *ClusterNode {
 	c.t.Helper()
+	return c.WaitSettledAmong(c.Nodes)
+}
+
+// WaitSettledAmong is WaitSettled for the running nodes among nodes: the
+// side of a partition.
+func (c *TestCluster) WaitSettledAmong(nodes []*ClusterNode) *ClusterNode {
+	c.t.Helper()
 	deadline := time.Now().Add(clusterBound)
 	for {
-		if leader := c.settledLeader(); leader != nil {
+		if leader := c.settledLeader(nodes); leader != nil {
 			return leader
 		}
 		if time.Now().After(deadline) {
@@ -233,14 +288,14 @@ func (c *TestCluster) WaitSettled() *ClusterNode {
 	}
 }
 
-func (c *TestCluster) settledLeader() *ClusterNode {
+func (c *TestCluster) settledLeader(nodes []*ClusterNode) *ClusterNode {
 	var leader *ClusterNode
-	for _, n := range c.Nodes {
+	for _, n := range nodes {
 		if !n.running() {
 			continue
 		}
 		m := c.byPort(slotsMaster(n))
-		if m == nil || !m.running() || (leader != nil && m != leader) {
+		if m == nil || !m.running() || !slices.Contains(nodes, m) || (leader != nil && m != leader) {
 			return nil
 		}
 		leader = m
@@ -259,9 +314,15 @@ func (c *TestCluster) settledLeader() *ClusterNode {
 // is a SET once) until it is acknowledged: leadership may move meanwhile.
 func (c *TestCluster) SetOnLeader(key, value string) {
 	c.t.Helper()
+	c.SetOnLeaderAmong(c.Nodes, key, value)
+}
+
+// SetOnLeaderAmong is SetOnLeader on the leader among nodes.
+func (c *TestCluster) SetOnLeaderAmong(nodes []*ClusterNode, key, value string) {
+	c.t.Helper()
 	deadline := time.Now().Add(clusterBound)
 	for {
-		r, err := ask(c.WaitSettled(), "SET", key, value)
+		r, err := ask(c.WaitSettledAmong(nodes), "SET", key, value)
 		if err == nil && r.Type == '+' {
 			return
 		}

@@ -98,8 +98,16 @@ func StartServerWithConfig(t testing.TB, conf string, args ...string) *Server {
 
 func startProcess(t testing.TB, dir string, args []string) *Server {
 	t.Helper()
+	return startProcessAs(t, dir, args, nil)
+}
+
+// startProcessAs is startProcess with the process's attributes (nil:
+// the test's own), e.g. a user of its own for iptables to tell it apart.
+func startProcessAs(t testing.TB, dir string, args []string, attr *syscall.SysProcAttr) *Server {
+	t.Helper()
 	s := &Server{Dir: dir, t: t, exited: make(chan struct{})}
 	s.cmd = exec.Command(binary, args...)
+	s.cmd.SysProcAttr = attr
 	// The race runtime sleeps a second at exit by default; every test
 	// stops a server, so that second adds up.
 	s.cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
