@@ -111,7 +111,16 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 			n.closeStores()
 			return nil, fmt.Errorf("replication: cluster bus address %q: %w", cfg.BusAddr, err)
 		}
-		n.trans, err = raft.NewTCPTransportWithLogger(cfg.BindAddr, advertise, 3, 10*time.Second, hcLogger(logger, "transport"))
+		// MaxRPCsInFlight 1: no pipelined replication. hashicorp/raft's
+		// pipeline can deadlock once a follower's answer is a failure
+		// (a timeout across a partition, a higher term after it): its
+		// sender waits on the decoder, which waits on a consumer that
+		// has returned. The replication goroutine then never ends, so
+		// the follower gets no more entries and Shutdown never returns
+		// (hashicorp/raft#612; tests/cluster_partition_test.go hit it).
+		// raft's own notes find pipelining of little use with batching.
+		n.trans, err = raft.NewTCPTransportWithConfig(cfg.BindAddr, advertise, &raft.NetworkTransportConfig{
+			MaxPool: 3, Timeout: 10 * time.Second, MaxRPCsInFlight: 1, Logger: hcLogger(logger, "transport")})
 		if err != nil {
 			n.closeStores()
 			return nil, fmt.Errorf("replication: listening for Raft traffic on %s: %w", cfg.BindAddr, err)
