@@ -163,11 +163,11 @@ func (ch *Checker) Record(payload string, err error) outcome {
 }
 
 // writeCommand is the command that writes payload to key.
-func (ch *Checker) writeCommand(key, payload string) []any {
+func (ch *Checker) writeCommand(key, payload string) []string {
 	if ch.isStream(key) {
-		return []any{"XADD", key, "*", "p", payload}
+		return []string{"XADD", key, "*", "p", payload}
 	}
-	return []any{"RPUSH", key, payload}
+	return []string{"RPUSH", key, payload}
 }
 
 // writeOnce sends one write. The cluster client follows -MOVED (which
@@ -177,7 +177,11 @@ func (ch *Checker) writeCommand(key, payload string) []any {
 func (ch *Checker) writeOnce(cc *redis.ClusterClient, key, payload string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cmd := onceCmd{redis.NewCmd(ctx, ch.writeCommand(key, payload)...)}
+	var args []any
+	for _, a := range ch.writeCommand(key, payload) {
+		args = append(args, a)
+	}
+	cmd := onceCmd{redis.NewCmd(ctx, args...)}
 	_ = cc.Process(ctx, cmd)
 	return cmd.Err()
 }

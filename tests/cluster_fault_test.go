@@ -141,10 +141,7 @@ func (ch *Checker) queueWrites(t *testing.T, q *quietConn, n int) []string {
 	for seq := range n {
 		key := keys[seq%len(keys)]
 		p := ch.Sent(key, id, seq)
-		var args []string
-		for _, a := range ch.writeCommand(key, p) {
-			args = append(args, a.(string))
-		}
+		args := ch.writeCommand(key, p)
 		send(t, q, args...)
 		payloads = append(payloads, p)
 	}

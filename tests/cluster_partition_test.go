@@ -59,10 +59,7 @@ func (ch *Checker) writeDirectly(t *testing.T, node *ClusterNode, n int) {
 	for seq := range n {
 		key := keys[seq%len(keys)]
 		p := ch.Sent(key, id, seq)
-		var args []string
-		for _, a := range ch.writeCommand(key, p) {
-			args = append(args, a.(string))
-		}
+		args := ch.writeCommand(key, p)
 		r, err := ask(node, args...)
 		if err == nil && r.Type == '-' {
 			err = errors.New(r.Str)
