@@ -216,4 +216,3 @@ func TestEntryOfAnEarlierRunAnswersNobody(t *testing.T) {
 		t.Fatalf("RPUSH answered %q, want :2 (its own apply, after the old entry's)", got)
 	}
 }
-
