@@ -2,6 +2,8 @@ package replication
 
 import (
 	"context"
+	"io"
+	"net"
 	"strconv"
 	"testing"
 	"time"
@@ -123,5 +125,29 @@ func TestGroupKeepsPipelineOrder(t *testing.T) {
 	}
 	if ping.Val() != "PONG" {
 		t.Fatalf("PING behind the writes = %q", ping.Val())
+	}
+}
+
+// A client that sends writes and closes its side of the connection (as
+// `redis-cli < file` does) still gets every reply: they come once the
+// group has applied the writes.
+func TestHalfClosedClientGetsItsReplies(t *testing.T) {
+	nodes := startGroup(t)
+	conn, err := net.Dial("tcp", nodes[0].addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("*3\r\n$5\r\nRPUSH\r\n$1\r\nq\r\n$1\r\na\r\n*3\r\n$5\r\nRPUSH\r\n$1\r\nq\r\n$1\r\nb\r\n*2\r\n$4\r\nLLEN\r\n$1\r\nq\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	conn.(*net.TCPConn).CloseWrite()
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	got, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != ":1\r\n:2\r\n:2\r\n" {
+		t.Fatalf("replies = %q, want :1 :2 :2", got)
 	}
 }

@@ -61,7 +61,7 @@
 // while its re-try is in the log takes nothing: BLPOP/BRPOP push what the
 // re-try popped back (other pops may have run between); BLMOVE's element
 // is in its destination and XREADGROUP's entries are pending in the group,
-// so nothing is lost there; BLMPOP is not given back yet. A node that stops
+// so nothing is lost there. BLMPOP gives back like BLPOP. A node that stops
 // leading answers its waiters with -MOVED to the new leader (or
 // -CLUSTERDOWN while there is none); clients retry there.
 //

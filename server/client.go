@@ -307,8 +307,8 @@ func (c *Client) turn() (more bool) {
 		c.s.closeClient(c)
 		return false
 	}
-	if c.eof && !more {
-		c.quit = true // all it sent has run
+	if c.eof && !more && c.awaiting == 0 && c.stashed == nil {
+		c.quit = true // all it sent has run and been answered
 	}
 	c.noteQueryBuffer()
 	c.checkTurnOutput()

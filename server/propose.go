@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"time"
 
@@ -431,31 +430,62 @@ func (s *Server) answerApplied(o proposal, x *Ctx) {
 
 // giveBack returns what a blocked client's re-try popped when the client
 // was gone before the reply could reach it: a client that disconnects
-// while blocked takes nothing. BLPOP and BRPOP push the element back to
-// the end it came from (other pops may have run between, so its place
-// among the rest can change). BLMOVE's element is already in its
-// destination and XREADGROUP's entries are pending in the group, so
-// nothing is lost there; BLMPOP's are not given back yet. Lock should be
-// held.
+// while blocked takes nothing. BLPOP, BRPOP and BLMPOP push the elements
+// back to the end they came from, in their order (other pops may have run
+// between, so their place among the rest can change). BLMOVE's element is
+// already in its destination and XREADGROUP's entries are pending in the
+// group, so nothing is lost there. Lock should be held.
 func (s *Server) giveBack(x *Ctx) {
-	var push string
+	left := false
 	switch x.cmd.Name {
 	case "blpop":
-		push = "LPUSH"
+		left = true
 	case "brpop":
-		push = "RPUSH"
+	case "blmpop":
+		n, ok := resp.ParseInt(x.argv[2])
+		if !ok || int(n)+3 >= len(x.argv) {
+			return
+		}
+		left = bytes.EqualFold(x.argv[3+n], []byte("left"))
 	default:
 		return
 	}
-	rd := resp.NewReader(bytes.NewReader(x.w.Bytes()))
-	if err := rd.Fill(); err != nil && !errors.Is(err, io.EOF) {
-		return
+	got := bulksOf(x.w.Bytes()) // [key, element...]
+	if len(got) < 2 {
+		return // nothing was taken
 	}
-	argv, ok, err := rd.Next()
-	if err != nil || !ok || len(argv) != 2 {
-		return // not [key, element]: nothing was taken
+	push := []byte("RPUSH")
+	if left {
+		push = []byte("LPUSH")
 	}
-	s.proposeOwn(x.db.index, []byte(push), argv[0], argv[1])
+	argv := [][]byte{push, got[0]}
+	for i := len(got) - 1; i >= 1; i-- { // the first popped ends nearest its end
+		argv = append(argv, got[i])
+	}
+	s.proposeOwn(x.db.index, argv...)
+}
+
+// bulksOf returns the bulk strings of a reply, at any depth, in order.
+func bulksOf(reply []byte) [][]byte {
+	var out [][]byte
+	for len(reply) > 0 {
+		eol := bytes.Index(reply, []byte("\r\n"))
+		if eol < 0 {
+			return out
+		}
+		line := reply[:eol]
+		reply = reply[eol+2:]
+		if len(line) == 0 || line[0] != '$' {
+			continue // an array's header, or another type: no bulk
+		}
+		n, ok := resp.ParseInt(line[1:])
+		if !ok || n < 0 || int(n)+2 > len(reply) {
+			continue
+		}
+		out = append(out, reply[:n])
+		reply = reply[n+2:]
+	}
+	return out
 }
 
 // proposeOwn queues a write the server makes by itself, with nobody

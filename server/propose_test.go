@@ -116,32 +116,45 @@ func TestProposalOutcomes(t *testing.T) {
 }
 
 func TestBlockedClientGoneBeforeItsPopCommitsTakesNothing(t *testing.T) {
-	s, lc := newLogCluster(t)
-	waiter, pusher, reader := connect(t, s), connect(t, s), connect(t, s)
-	waiter.write("BLPOP", "q", "0")
-	lc.commit(t) // finds nothing: the waiter blocks
-	waitUntil(t, "the waiter to block", func() bool {
-		s.shard.mu.Lock()
-		defer s.shard.mu.Unlock()
-		return s.stats.blockedClients == 1
-	})
-	pusher.write("RPUSH", "q", "job")
-	lc.commit(t)                                    // the push; it makes q ready, so the waiter's re-try is proposed
-	if got := pusher.readReply(); got != ":1\r\n" { // answered by its apply
-		t.Fatalf("RPUSH = %q", got)
-	}
-	retry := lc.next(t)
-	waiter.conn.Close()
-	<-waiter.done // the server has closed it
-	if err := s.ApplyEntry(retry.data); err != nil {
-		t.Fatal(err)
-	}
-	retry.done <- nil
-	if got := lc.commit(t); got != `["LPUSH" "q" "job"]` {
-		t.Fatalf("after the re-try of a gone client the server proposed %s, want the element given back", got)
-	}
-	if got := reader.do("LRANGE", "q", "0", "-1"); got != "*1\r\n$3\r\njob\r\n" {
-		t.Fatalf("LRANGE = %q, want the job back", got)
+	for _, tc := range []struct {
+		block    []string
+		giveBack string
+		left     string
+	}{
+		{[]string{"BLPOP", "q", "0"}, `["LPUSH" "q" "j1"]`, "*3\r\n$2\r\nj1\r\n$2\r\nj2\r\n$2\r\nj3\r\n"},
+		{[]string{"BRPOP", "q", "0"}, `["RPUSH" "q" "j3"]`, "*3\r\n$2\r\nj1\r\n$2\r\nj2\r\n$2\r\nj3\r\n"},
+		{[]string{"BLMPOP", "0", "1", "q", "LEFT", "COUNT", "2"}, `["LPUSH" "q" "j2" "j1"]`, "*3\r\n$2\r\nj1\r\n$2\r\nj2\r\n$2\r\nj3\r\n"},
+		{[]string{"BLMPOP", "0", "1", "q", "RIGHT", "COUNT", "2"}, `["RPUSH" "q" "j2" "j3"]`, "*3\r\n$2\r\nj1\r\n$2\r\nj2\r\n$2\r\nj3\r\n"},
+	} {
+		t.Run(tc.block[0]+" "+tc.block[len(tc.block)-3], func(t *testing.T) {
+			s, lc := newLogCluster(t)
+			waiter, pusher, reader := connect(t, s), connect(t, s), connect(t, s)
+			waiter.write(tc.block...)
+			lc.commit(t) // finds nothing: the waiter blocks
+			waitUntil(t, "the waiter to block", func() bool {
+				s.shard.mu.Lock()
+				defer s.shard.mu.Unlock()
+				return s.stats.blockedClients == 1
+			})
+			pusher.write("RPUSH", "q", "j1", "j2", "j3")
+			lc.commit(t) // the push makes q ready: the waiter's re-try is proposed
+			if got := pusher.readReply(); got != ":3\r\n" {
+				t.Fatalf("RPUSH = %q", got)
+			}
+			retry := lc.next(t)
+			waiter.conn.Close()
+			<-waiter.done // the server has closed it
+			if err := s.ApplyEntry(retry.data); err != nil {
+				t.Fatal(err)
+			}
+			retry.done <- nil
+			if got := lc.commit(t); got != tc.giveBack {
+				t.Fatalf("after the re-try of a gone client the server proposed %s, want %s", got, tc.giveBack)
+			}
+			if got := reader.do("LRANGE", "q", "0", "-1"); got != tc.left {
+				t.Fatalf("LRANGE = %q, want %q", got, tc.left)
+			}
+		})
 	}
 }
 
