@@ -225,28 +225,45 @@ func classify(err error) (outcome, string) {
 }
 
 // Contents reads every key of the checker through r: key → payloads, in
-// the key's order.
+// the key's order. A read that fails (an election the slow machine set
+// off, a slot map to refresh) is tried again, within a bound.
 func (ch *Checker) Contents(t testing.TB, r redis.Cmdable) map[string][]string {
 	t.Helper()
+	deadline := time.Now().Add(clusterBound)
+	for {
+		out, err := ch.readContents(r)
+		if err == nil {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("reading the checker's keys: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond) // before trying again: nothing to wait on
+	}
+}
+
+func (ch *Checker) readContents(r redis.Cmdable) (map[string][]string, error) {
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	out := map[string][]string{}
 	for _, key := range ch.Lists {
-		vals, err := r.LRange(ctx(t), key, 0, -1).Result()
+		vals, err := r.LRange(c, key, 0, -1).Result()
 		if err != nil {
-			t.Fatalf("LRANGE %s: %v", key, err)
+			return nil, fmt.Errorf("LRANGE %s: %w", key, err)
 		}
 		out[key] = vals
 	}
 	for _, key := range ch.Streams {
-		msgs, err := r.XRange(ctx(t), key, "-", "+").Result()
+		msgs, err := r.XRange(c, key, "-", "+").Result()
 		if err != nil {
-			t.Fatalf("XRANGE %s: %v", key, err)
+			return nil, fmt.Errorf("XRANGE %s: %w", key, err)
 		}
 		for _, m := range msgs {
 			p, _ := m.Values["p"].(string)
 			out[key] = append(out[key], p)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // CheckReport is what a check found.
