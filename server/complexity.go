@@ -136,6 +136,7 @@ var complexities = map[string]string{
 	"save":          "O(N) where N is the number of keys in every database",
 	"scan":          "O(1) a call; O(N) for a whole iteration over N keys",
 	"select":        "O(1)",
+	"wait":          "O(1)",
 	"set":           "O(1)",
 	"setex":         "O(1)",
 	"setnx":         "O(1)",

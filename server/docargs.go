@@ -139,7 +139,7 @@ func argType(name string) string {
 		return "double"
 	case "count", "index", "slot", "start", "stop", "end", "seconds", "milliseconds", "offset", "numkeys",
 		"increment", "decrement", "rank", "num-matches", "len", "client-id", "maxage", "db", "destination-db",
-		"unix-time-seconds", "unix-time-milliseconds", "cursor", "exactly", "protover":
+		"unix-time-seconds", "unix-time-milliseconds", "cursor", "exactly", "protover", "numreplicas":
 		return "integer"
 	}
 	return "string"
