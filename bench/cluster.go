@@ -216,21 +216,32 @@ func redisBenchmark(t *Target, pipeline, total int) ([]float64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redis-benchmark: %w: %s", err, out)
 	}
-	// "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	f := strings.Split(strings.ReplaceAll(lines[len(lines)-1], `"`, ""), ",")
-	if len(f) < 7 || f[0] != "LPUSH" {
+	vals, ok := parseRedisBenchmarkCSV(string(out))
+	if !ok {
 		return nil, fmt.Errorf("redis-benchmark printed %q", out)
+	}
+	return vals, nil
+}
+
+// parseRedisBenchmarkCSV reads the requests per second, p50 and p99 (ms)
+// from redis-benchmark --csv's last line: "test","rps","avg_latency_ms",
+// "min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms",
+// "max_latency_ms".
+func parseRedisBenchmarkCSV(out string) ([]float64, bool) {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	f := strings.Split(strings.ReplaceAll(lines[len(lines)-1], `"`, ""), ",")
+	if len(f) < 7 {
+		return nil, false
 	}
 	var vals []float64
 	for _, i := range []int{1, 4, 6} {
 		v, err := strconv.ParseFloat(f[i], 64)
 		if err != nil {
-			return nil, fmt.Errorf("redis-benchmark printed %q", out)
+			return nil, false
 		}
 		vals = append(vals, v)
 	}
-	return vals, nil
+	return vals, true
 }
 
 // failoverRow: kill -9 the leader, time to the first acknowledged write.

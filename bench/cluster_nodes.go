@@ -241,21 +241,27 @@ func (f *fsyncCounter) stop() (perSecond, calls float64) {
 	elapsed := time.Since(f.start)
 	_ = f.cmd.Process.Signal(os.Interrupt)
 	_ = f.cmd.Wait()
-	calls, counted := 0.0, false
-	for line := range strings.SplitSeq(f.out.String(), "\n") {
+	calls, ok := parsePerfCounts(f.out.String())
+	if !ok {
+		return math.NaN(), math.NaN()
+	}
+	return calls / elapsed.Seconds(), calls
+}
+
+// parsePerfCounts sums the syscall counts of perf stat -x , output; ok
+// is false when it holds none (perf could not count them).
+func parsePerfCounts(out string) (calls float64, ok bool) {
+	for line := range strings.SplitSeq(out, "\n") {
 		fields := strings.Split(line, ",")
-		if len(fields) < 3 || !strings.Contains(fields[2], "sys_enter_f") {
+		if len(fields) < 3 || !strings.HasPrefix(fields[2], "syscalls:") {
 			continue
 		}
 		if n, err := strconv.ParseFloat(fields[0], 64); err == nil {
 			calls += n
-			counted = true
+			ok = true
 		}
 	}
-	if !counted {
-		return math.NaN(), math.NaN()
-	}
-	return calls / elapsed.Seconds(), calls
+	return calls, ok
 }
 
 // infoText reads a field of an INFO section as text.
