@@ -306,7 +306,7 @@ func startClusterSides(opt ClusterOptions) (*clusterSides, error) {
 		s.stop()
 		return nil, err
 	}
-	exe, err := natsServer()
+	exe, err := natsServer(opt.Out)
 	if err == nil {
 		s.nats, err = startNATS(exe)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,8 +31,9 @@ const (
 
 // natsServer returns the path of a nats-server binary: built once with
 // `go install` into the user's cache directory, as `go run` would build
-// it on every run. An error means NATS cannot be measured here.
-func natsServer() (string, error) {
+// it on every run; progress goes to out. An error means NATS cannot be
+// measured here.
+func natsServer(out io.Writer) (string, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", err
@@ -45,6 +47,7 @@ func natsServer() (string, error) {
 	if err != nil {
 		return "", errors.New("no go tool on PATH to build nats-server with")
 	}
+	fmt.Fprintf(out, "# building nats-server %s with go install (once, into %s) ...\n", natsVersion, bin)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, goTool, "install", "github.com/nats-io/nats-server/v2@"+natsVersion)
