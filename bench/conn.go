@@ -32,8 +32,10 @@ func Dial(addr string) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Conn{c: c, r: bufio.NewReaderSize(c, 64<<10)}, nil
+	return newConn(c), nil
 }
+
+func newConn(c net.Conn) *Conn { return &Conn{c: c, r: bufio.NewReaderSize(c, 64<<10)} }
 
 // Close closes the connection.
 func (c *Conn) Close() error { return c.c.Close() }

@@ -5,33 +5,53 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // throughput sends total copies of req over clients connections, pipeline
 // requests at a time per connection, and returns requests per second.
 func throughput(addr string, clients, total, pipeline int, req []byte) (float64, error) {
+	ops, _, err := timedLoad(addr, clients, total, pipeline, req)
+	return ops, err
+}
+
+// timedLoad is throughput that also returns every batch's round trip:
+// the time from sending its pipeline requests to reading the last reply.
+func timedLoad(addr string, clients, total, pipeline int, req []byte) (float64, []time.Duration, error) {
 	conns, err := dialN(addr, clients)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer closeAll(conns)
 	batch := bytes.Repeat(req, pipeline)
 	per := total / clients / pipeline
+	trips := make([][]time.Duration, clients) // one slice per connection: no lock
+	for i := range trips {
+		trips[i] = make([]time.Duration, 0, per)
+	}
+	var next atomic.Int64
 	start := time.Now()
 	err = parallel(conns, func(c *Conn) error {
+		mine := &trips[next.Add(1)-1]
 		for range per {
+			sent := time.Now()
 			if err := c.Send(batch); err != nil {
 				return err
 			}
 			if err := c.Skip(pipeline); err != nil {
 				return err
 			}
+			*mine = append(*mine, time.Since(sent))
 		}
 		return nil
 	})
 	elapsed := time.Since(start)
-	return float64(per*pipeline*clients) / elapsed.Seconds(), err
+	var all []time.Duration
+	for _, t := range trips {
+		all = append(all, t...)
+	}
+	return float64(per*pipeline*clients) / elapsed.Seconds(), all, err
 }
 
 // paced sends n requests over c at rate per second, each built by req

@@ -301,16 +301,11 @@ func watchBusy(t *Target, field string, mu *sync.Mutex, busy *bool) {
 
 // infoInt reads an integer field of an INFO section.
 func infoInt(t *Target, section, field string) (int64, error) {
-	r, err := t.Do("INFO", section)
+	v, err := infoText(t, section, field)
 	if err != nil {
 		return 0, err
 	}
-	for line := range strings.SplitSeq(r.Str, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
-			return strconv.ParseInt(v, 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("INFO %s has no %s", section, field)
+	return strconv.ParseInt(v, 10, 64)
 }
 
 func median(v []float64) float64 {

@@ -18,6 +18,8 @@ type Metric struct {
 	// Points compares by difference instead of ratio (percentages): the
 	// target is how many points ours may exceed theirs by.
 	Points bool
+	// Limit bounds ours alone, in Unit (failover ≤ 2 s); 0: none.
+	Limit float64
 }
 
 // Row is one measurement, run once per target per round.

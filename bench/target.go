@@ -96,23 +96,33 @@ func StartRedis(extra ...string) (*Target, error) {
 }
 
 func start(name, exe string, args, env []string, dir string, port int) (*Target, error) {
-	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), env...)
-	logf, err := os.Create(filepath.Join(dir, name+".log"))
-	if err != nil {
+	t := &Target{Name: name, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, exe: exe, args: args,
+		env: append(os.Environ(), env...)}
+	if err := t.launch(filepath.Join(dir, name+".log")); err != nil {
 		return nil, err
 	}
-	defer logf.Close() // the child keeps its own descriptor
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", name, err)
-	}
-	t := &Target{Name: name, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, dir: dir, exe: exe, args: args, env: cmd.Env}
 	if _, err := t.awaitReady(30 * time.Second); err != nil {
 		t.Stop()
 		return nil, err
 	}
 	return t, nil
+}
+
+// launch starts t's process, its output appended to the file at logPath.
+func (t *Target) launch(logPath string) error {
+	cmd := exec.Command(t.exe, t.args...)
+	cmd.Env = t.env
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close() // the child keeps its own descriptor
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", t.Name, err)
+	}
+	t.cmd = cmd
+	return nil
 }
 
 // awaitReady waits until the server answers PING with PONG (not just
@@ -139,21 +149,23 @@ func (t *Target) awaitReady(limit time.Duration) (time.Duration, error) {
 // durable is all it has) and starts it again on the same data, returning
 // how long it took to answer PING again: its load time.
 func (t *Target) Restart() (time.Duration, error) {
+	t.Kill()
+	return t.Relaunch()
+}
+
+// Kill kills the server with SIGKILL, as a crash would, keeping its data.
+func (t *Target) Kill() {
 	_ = t.cmd.Process.Kill()
 	_ = t.cmd.Wait()
-	cmd := exec.Command(t.exe, t.args...)
-	cmd.Env = t.env
-	logf, err := os.OpenFile(filepath.Join(t.dir, "restart.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return 0, err
-	}
-	defer logf.Close()
-	cmd.Stdout, cmd.Stderr = logf, logf
+}
+
+// Relaunch starts a killed server again on its data and returns how long
+// it took to answer PING.
+func (t *Target) Relaunch() (time.Duration, error) {
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := t.launch(filepath.Join(t.dir, "restart.log")); err != nil {
 		return 0, err
 	}
-	t.cmd = cmd
 	if _, err := t.awaitReady(10 * time.Minute); err != nil {
 		return 0, err
 	}
@@ -252,16 +264,41 @@ func (t *Target) CPU() (time.Duration, error) {
 // cpuPer runs fn, which does ops operations on t, and returns the server's
 // CPU time per operation in µs.
 func cpuPer(t *Target, ops int, fn func() error) (float64, error) {
-	before, err := t.CPU()
+	per, err := cpuPerEach([]*Target{t}, ops, fn)
 	if err != nil {
 		return 0, err
+	}
+	return per[0], nil
+}
+
+// cpuPerEach runs fn, which does ops operations, and returns the CPU time
+// per operation, in µs, that each of targets spent meanwhile.
+func cpuPerEach(targets []*Target, ops int, fn func() error) ([]float64, error) {
+	before, err := cpuTimes(targets)
+	if err != nil {
+		return nil, err
 	}
 	if err := fn(); err != nil {
-		return 0, err
+		return nil, err
 	}
-	after, err := t.CPU()
+	after, err := cpuTimes(targets)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return float64(after-before) / float64(time.Microsecond) / float64(max(ops, 1)), nil
+	per := make([]float64, len(targets))
+	for i := range targets {
+		per[i] = float64(after[i]-before[i]) / float64(time.Microsecond) / float64(max(ops, 1))
+	}
+	return per, nil
+}
+
+func cpuTimes(targets []*Target) ([]time.Duration, error) {
+	times := make([]time.Duration, len(targets))
+	for i, t := range targets {
+		var err error
+		if times[i], err = t.CPU(); err != nil {
+			return nil, err
+		}
+	}
+	return times, nil
 }
