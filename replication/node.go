@@ -89,6 +89,9 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 	// raft-wal v0.4.0's Close leaves its metadata DB open (and locked):
 	// the node keeps a handle to close it itself, so a node can restart
 	// in the same process.
+	if err := checkLog(filepath.Join(dir, "wal"), dir); err != nil {
+		return nil, err
+	}
 	n.meta = &metadb.BoltMetaDB{}
 	n.log, err = wal.Open(filepath.Join(dir, "wal"), wal.WithMetaStore(n.meta), wal.WithLogger(hcLogger(logger, "wal")))
 	if err != nil {
@@ -96,6 +99,10 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, hcLogger(logger, "snapshots"))
 	if err != nil {
+		n.closeStores()
+		return nil, err
+	}
+	if err := checkSnapshots(snaps, n.log, dir); err != nil {
 		n.closeStores()
 		return nil, err
 	}
