@@ -36,6 +36,10 @@ type Config struct {
 	// Transport, if set, carries Raft traffic instead of TCP on BindAddr
 	// (tests: raft's in-memory transport, to cut and heal links).
 	Transport raft.Transport
+	// walSegmentSize is the size of a Raft log segment file (0: raft-wal's
+	// 64 MiB). raft-wal drops compacted entries a whole file at a time, so
+	// tests that need a compacted entry gone make it small.
+	walSegmentSize int
 }
 
 // Node is a redstream node's membership of its Raft group: the raft
@@ -93,7 +97,8 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 		return nil, err
 	}
 	n.meta = &metadb.BoltMetaDB{}
-	n.log, err = wal.Open(filepath.Join(dir, "wal"), wal.WithMetaStore(n.meta), wal.WithLogger(hcLogger(logger, "wal")))
+	n.log, err = wal.Open(filepath.Join(dir, "wal"), wal.WithMetaStore(n.meta),
+		wal.WithSegmentSize(cfg.walSegmentSize), wal.WithLogger(hcLogger(logger, "wal")))
 	if err != nil {
 		return nil, fmt.Errorf("replication: opening the Raft log: %w", err)
 	}

@@ -55,7 +55,11 @@ func (w *writeLoad) write(writer int) {
 	ctx := context.Background()
 	addr, next := w.addrs()[0], 0
 	var c *redis.Client
-	defer func() { c.Close() }()
+	defer func() {
+		if c != nil {
+			c.Close()
+		}
+	}()
 	for seq := 0; ; seq++ {
 		select {
 		case <-w.stop:
