@@ -1,15 +1,12 @@
 package replication
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/hashicorp/raft"
 )
@@ -20,18 +17,20 @@ import (
 // raft-wal (v0.4.0) verifies only the last batch of its newest segment
 // file when it opens, to find a write torn by a crash, and never checks
 // a record it reads. A damaged record in the middle of the log would be
-// applied as it reads (another value than the one committed) or not at
-// all (a hole). So every batch of every segment is verified here against
-// the checksum its commit frame holds, and a node whose log fails refuses
-// to start. A damaged last batch of the newest segment is what a crash
-// during a write leaves; raft-wal drops it, and the node fetches it again
-// from the leader.
+// applied as it reads (another value than the one committed, so the node
+// diverges for good), and a damaged frame header reads to raft-wal like
+// the end of the log: it would silently drop every later record, ones
+// this node acknowledged. So every batch of every segment is verified
+// here against the checksum its commit frame holds, and a node whose log
+// fails, or has good batches past where it stops reading, refuses to
+// start. A damaged last batch is what a crash during a write leaves;
+// raft-wal drops it, and the node fetches it again from the leader.
 //
 // raft's FileSnapshotStore verifies a snapshot's checksum when it opens
 // one, and Raft then falls back to the next older snapshot. That is only
 // sound while the log still holds every entry after the older snapshot;
-// past that, the node would restore an old keyspace and then panic at the
-// first entry it no longer has. So a node whose newest snapshot fails,
+// past that, raft.NewRaft panics ("log not found") at the first entry the
+// node no longer has. So a node whose newest snapshot fails,
 // with no older one the log reaches back to, refuses to start.
 
 // A segment file of raft-wal (see its README, "Storage Format"): a 32-byte
@@ -61,31 +60,45 @@ type walBatch struct {
 	ok      bool    // the commit frame's checksum matches the bytes
 }
 
-// readWALBatches reads a segment file's batches, up to the end of what
-// was written: zeros (raft-wal preallocates its files), the end of the
-// file, or a frame header that is not one (a torn write, as raft-wal
-// reads it too). Frames after the last commit frame belong to no batch.
-func readWALBatches(path string) ([]walBatch, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// walSegment is what a segment file holds.
+type walSegment struct {
+	batches []walBatch
+	// end is where reading stopped: zeros (raft-wal preallocates its
+	// files), the end of the file, or a damaged frame header.
+	end int64
+	// goodAfter is the offset of a good batch past end, or 0: if there
+	// is one, what stopped the reading is damage, not a torn last write.
+	goodAfter int64
+}
+
+// readWALSegment reads a segment file's batches. Frames after the last
+// commit frame belong to no batch.
+func readWALSegment(path string) (walSegment, error) {
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) < walFileHeaderLen {
+		return walSegment{}, err // too short: nothing was committed to it
 	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<16)
-	head := make([]byte, walFileHeaderLen)
-	if _, err := io.ReadFull(r, head); err != nil {
-		return nil, nil // nothing committed yet
-	}
-	crc := crc32.Checksum(head, castagnoli)
+	crc := crc32.Checksum(data[:walFileHeaderLen], castagnoli)
+	seg := walSegment{}
+	seg.batches, seg.end = readWALBatches(data, walFileHeaderLen, crc, -1)
+	// Even zeros may not be the end: a damaged frame length can make the
+	// reading land in a run of zeros inside a record.
+	seg.goodAfter = findGoodBatch(data, seg.end)
+	return seg, nil
+}
+
+// readWALBatches reads up to max batches (-1: all) from offset, crc
+// being the checksum of the current batch's bytes before it. It returns
+// them and the offset where it stopped.
+func readWALBatches(data []byte, offset int64, crc uint32, max int) ([]walBatch, int64) {
 	var batches []walBatch
 	var cur walBatch
-	offset := int64(walFileHeaderLen)
-	frame := make([]byte, walFrameHeaderLen)
-	for {
-		if _, err := io.ReadFull(r, frame); err != nil {
-			return batches, nil
-		}
+	for len(batches) != max && offset+walFrameHeaderLen <= int64(len(data)) {
+		frame := data[offset : offset+walFrameHeaderLen]
 		typ, length := frame[0], binary.LittleEndian.Uint32(frame[4:])
+		if !allZero(frame[1:4]) {
+			break // reserved bytes: always zero
+		}
 		switch {
 		case typ == walFrameCommit:
 			cur.commit, cur.ok = offset, crc == length
@@ -94,35 +107,67 @@ func readWALBatches(path string) ([]walBatch, error) {
 			offset += walFrameHeaderLen
 			continue
 		case typ != walFrameEntry && typ != walFrameIndex, length > walMaxFrameLen:
-			return batches, nil
+			return batches, offset
+		}
+		size := walFrameHeaderLen + int64((length+7)&^7) // the payload and its padding
+		if offset+size > int64(len(data)) {
+			break
 		}
 		if typ == walFrameEntry {
 			cur.entries = append(cur.entries, offset)
 		}
-		body := make([]byte, (length+7)&^7) // the payload and its padding
-		if _, err := io.ReadFull(r, body); err != nil {
-			return batches, nil
-		}
-		crc = crc32.Update(crc32.Update(crc, castagnoli, frame), castagnoli, body)
-		offset += walFrameHeaderLen + int64(len(body))
+		crc = crc32.Update(crc, castagnoli, data[offset:offset+size])
+		offset += size
 	}
+	return batches, offset
 }
 
-// checkLog verifies every batch of the Raft log in dir (the wal
-// directory) but the newest segment's last, which a crash may have torn.
+// findGoodBatch looks past from for a commit frame followed by a batch
+// with records whose checksum holds, and returns the batch's offset, or
+// 0. A write torn by a crash leaves no such batch behind it: it was the
+// last.
+func findGoodBatch(data []byte, from int64) int64 {
+	for o := from; o+walFrameHeaderLen <= int64(len(data)); o += walFrameHeaderLen {
+		if data[o] != walFrameCommit || !allZero(data[o+1:o+4]) {
+			continue
+		}
+		b, _ := readWALBatches(data, o+walFrameHeaderLen, 0, 1)
+		if len(b) == 1 && b[0].ok && len(b[0].entries) > 0 {
+			return o + walFrameHeaderLen
+		}
+	}
+	return 0
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkLog verifies the Raft log in dir (the wal directory): in each
+// segment file, every batch but the last, which a crash may have torn
+// (raft-wal leaves it in a file it seals by truncating the log), holds
+// its checksum, and no good batch follows where reading stopped.
 func checkLog(dir, raftDir string) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.wal"))
 	if err != nil {
 		return err
 	}
-	slices.Sort(files) // named by base index, zero-padded: oldest first
-	for i, path := range files {
-		batches, err := readWALBatches(path)
+	for _, path := range files {
+		seg, err := readWALSegment(path)
 		if err != nil {
 			return fmt.Errorf("replication: reading the Raft log: %w", err)
 		}
-		for j, b := range batches {
-			if !b.ok && (i < len(files)-1 || j < len(batches)-1) {
+		if seg.goodAfter > 0 {
+			return fmt.Errorf("%w: Raft log %s: the frame at offset %d is damaged, and good records follow it (at offset %d). %s",
+				ErrDamaged, path, seg.end, seg.goodAfter, rejoinAdvice(raftDir))
+		}
+		for j, b := range seg.batches {
+			if !b.ok && j < len(seg.batches)-1 {
 				return fmt.Errorf("%w: Raft log %s: the records before offset %d fail their checksum. %s",
 					ErrDamaged, path, b.commit, rejoinAdvice(raftDir))
 			}
