@@ -74,6 +74,9 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLog(filepath.Join(dir, "wal"), dir); err != nil {
+		return nil, err
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -93,9 +96,6 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 	// raft-wal v0.4.0's Close leaves its metadata DB open (and locked):
 	// the node keeps a handle to close it itself, so a node can restart
 	// in the same process.
-	if err := checkLog(filepath.Join(dir, "wal"), dir); err != nil {
-		return nil, err
-	}
 	n.meta = &metadb.BoltMetaDB{}
 	n.log, err = wal.Open(filepath.Join(dir, "wal"), wal.WithMetaStore(n.meta),
 		wal.WithSegmentSize(cfg.walSegmentSize), wal.WithLogger(hcLogger(logger, "wal")))
