@@ -42,6 +42,24 @@ func (m *members) addrs() []string {
 	return out
 }
 
+// join makes n a member, through the leader.
+func (m *members) join(t *testing.T, n *testNode) {
+	t.Helper()
+	if err := leaderOf(t, m.list()).node.AddNode(n.node.Self()); err != nil {
+		t.Fatal(err)
+	}
+	m.add(n)
+}
+
+// leave removes n from the group, through the leader.
+func (m *members) leave(t *testing.T, n *testNode) {
+	t.Helper()
+	if err := leaderOf(t, m.list()).node.RemoveNode(n.node.Self().ID); err != nil {
+		t.Fatal(err)
+	}
+	m.remove(n)
+}
+
 // follower is a running member that does not lead.
 func (m *members) follower(t *testing.T) *testNode {
 	t.Helper()
@@ -60,25 +78,19 @@ func (m *members) follower(t *testing.T) *testNode {
 // compacted away: nothing acknowledged is lost, and every node ends with
 // the same keyspace.
 func TestMembershipChangesUnderLoad(t *testing.T) {
-	shortLog := func(c *Config) { c.SnapshotAfter, c.TrailingLogs, c.walSegmentSize = 64, 32, 16<<10 }
-	group := &members{nodes: startGroup(t, shortLog)}
+	// Small segments: raft-wal drops compacted entries a file at a time.
+	smallLog := func(c *Config) { c.SnapshotAfter, c.TrailingLogs, c.walSegmentSize = 64, 32, 16<<10 }
+	group := &members{nodes: startGroup(t, smallLog)}
 	load := startWriteLoad(t, 4, group.addrs)
 	load.waitProgress(t, 20)
 
 	// Add a fourth node.
-	fourth := startNode(t, t.TempDir(), freePort(t), shortLog)
-	if err := leaderOf(t, group.list()).node.AddNode(fourth.node.Self()); err != nil {
-		t.Fatal(err)
-	}
-	group.add(fourth)
+	group.join(t, startNode(t, t.TempDir(), freePort(t), smallLog))
 	load.waitProgress(t, 20)
 
 	// Remove one.
 	gone := group.follower(t)
-	if err := leaderOf(t, group.list()).node.RemoveNode(gone.node.Self().ID); err != nil {
-		t.Fatal(err)
-	}
-	group.remove(gone)
+	group.leave(t, gone)
 	gone.stop()
 	load.waitProgress(t, 20)
 
@@ -86,15 +98,8 @@ func TestMembershipChangesUnderLoad(t *testing.T) {
 	dead := group.follower(t)
 	dead.stop()
 	load.waitProgress(t, 20)
-	if err := leaderOf(t, group.list()).node.RemoveNode(dead.node.Self().ID); err != nil {
-		t.Fatal(err)
-	}
-	group.remove(dead)
-	fresh := startNode(t, t.TempDir(), freePort(t), shortLog)
-	if err := leaderOf(t, group.list()).node.AddNode(fresh.node.Self()); err != nil {
-		t.Fatal(err)
-	}
-	group.add(fresh)
+	group.leave(t, dead)
+	group.join(t, startNode(t, t.TempDir(), freePort(t), smallLog))
 	load.waitProgress(t, 20)
 
 	// One is away while the leader compacts past what it has.
@@ -103,7 +108,7 @@ func TestMembershipChangesUnderLoad(t *testing.T) {
 	last := away.node.raft.LastIndex()
 	leader := leaderOf(t, group.list())
 	compactPast(t, leader, last+1, load)
-	back := startNodeOn(t, away.dir, away.port, away.busPort, shortLog)
+	back := startNodeOn(t, away.dir, away.port, away.busPort, smallLog)
 	group.remove(away)
 	group.add(back)
 	load.waitProgress(t, 20)
