@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -128,7 +129,12 @@ func readWALBatches(data []byte, offset int64, crc uint32, max int) ([]walBatch,
 // last.
 func findGoodBatch(data []byte, from int64) int64 {
 	for o := from; o+walFrameHeaderLen <= int64(len(data)); o += walFrameHeaderLen {
-		if data[o] != walFrameCommit || !allZero(data[o+1:o+4]) {
+		i := bytes.IndexByte(data[o:], walFrameCommit) // fast over the zeros of a preallocated file
+		if i < 0 {
+			return 0
+		}
+		o += int64(i) &^ (walFrameHeaderLen - 1) // the frame header it is in, if any
+		if o+walFrameHeaderLen > int64(len(data)) || data[o] != walFrameCommit || !allZero(data[o+1:o+4]) {
 			continue
 		}
 		b, _ := readWALBatches(data, o+walFrameHeaderLen, 0, 1)

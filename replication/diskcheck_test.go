@@ -19,7 +19,7 @@ func writeTestLog(t *testing.T, batches int) (dir, segment string) {
 	t.Helper()
 	dir = t.TempDir()
 	meta := &metadb.BoltMetaDB{}
-	w, err := wal.Open(dir, wal.WithMetaStore(meta))
+	w, err := wal.Open(dir, wal.WithMetaStore(meta), wal.WithSegmentSize(64<<10))
 	if err != nil {
 		t.Fatal(err)
 	}
