@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/redis/go-redis/v9"
@@ -24,23 +25,39 @@ func shortLog(c *Config) { c.SnapshotAfter, c.TrailingLogs = 1<<30, 16 }
 // of p-00000, p-00001, ..., and XADD s of every fourth.
 type history struct{ n int }
 
-func (h *history) write(t *testing.T, addr string, count int) {
+// write makes count more writes through whichever of nodes leads.
+func (h *history) write(t *testing.T, nodes []*testNode, count int) {
 	t.Helper()
 	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
 	for range count {
 		p := fmt.Sprintf("p-%05d", h.n)
-		if err := c.RPush(ctx, "q", p).Err(); err != nil {
-			t.Fatal(err)
-		}
+		h.do(t, nodes, func(c *redis.Client) error { return c.RPush(ctx, "q", p).Err() })
 		if h.n%4 == 0 {
-			if err := c.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: []string{"p", p}}).Err(); err != nil {
-				t.Fatal(err)
-			}
+			h.do(t, nodes, func(c *redis.Client) error {
+				return c.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: []string{"p", p}}).Err()
+			})
 		}
 		h.n++
 	}
+}
+
+// do runs a write on the leader, again on the new one if it was refused
+// (a slow machine can lose a leader): it was not applied.
+func (h *history) do(t *testing.T, nodes []*testNode, write func(*redis.Client) error) {
+	t.Helper()
+	for range 100 {
+		c := redis.NewClient(&redis.Options{Addr: leaderOf(t, nodes).addr, MaxRetries: -1})
+		err := write(c)
+		c.Close()
+		if err == nil {
+			return
+		}
+		if _, refused := refusal(err); !refused {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond) // for the old leader to see it no longer leads
+	}
+	t.Fatal("no leader took the write in 100 tries")
 }
 
 // check verifies that the node at addr holds every write, once, in order.
@@ -77,18 +94,17 @@ func startDiskFault(t *testing.T, snapshots int, opts ...func(*Config)) *diskFau
 	t.Helper()
 	f := &diskFault{nodes: startGroup(t, opts...)}
 	f.victim = f.nodes[1]
-	leader := f.nodes[0].addr
-	f.hist.write(t, leader, 40)
+	f.hist.write(t, f.nodes, 40)
 	for range snapshots {
 		waitSameDigest(t, f.nodes)
 		if err := f.victim.node.raft.Snapshot().Error(); err != nil {
 			t.Fatal(err)
 		}
-		f.hist.write(t, leader, 40)
+		f.hist.write(t, f.nodes, 40)
 	}
 	waitSameDigest(t, f.nodes)
 	f.victim.stop()
-	f.hist.write(t, leader, 20)
+	f.hist.write(t, f.nodes, 20)
 	return f
 }
 
@@ -114,7 +130,7 @@ func (f *diskFault) resynced(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the restarted node to lead", back.node.Leading)
-	f.hist.write(t, back.addr, 10)
+	f.hist.write(t, f.nodes, 10)
 	f.hist.check(t, back.addr)
 }
 
@@ -174,6 +190,7 @@ func flipByte(t *testing.T, path string, offset int64) {
 // A log cut inside its last batch is what a crash during a write leaves:
 // the node drops that batch and fetches it again from the leader.
 func TestTruncatedLogTailResyncs(t *testing.T) {
+	t.Parallel() // each its own group; mostly waiting on elections and fsyncs
 	f := startDiskFault(t, 0, shortLog)
 	path := f.walSegment(t)
 	seg, err := readWALSegment(path)
@@ -194,6 +211,7 @@ func TestTruncatedLogTailResyncs(t *testing.T) {
 // a write's payload, where it would change the value applied — makes the
 // node refuse to start.
 func TestFlippedLogRecordRefusesToStart(t *testing.T) {
+	t.Parallel()
 	f := startDiskFault(t, 0, shortLog)
 	path := f.walSegment(t)
 	data, err := os.ReadFile(path)
@@ -215,6 +233,7 @@ func TestFlippedLogRecordRefusesToStart(t *testing.T) {
 // index N: log not found" when the cut was below the node's snapshot, as
 // here, and the node resynced when it was above.)
 func TestFlippedLogFrameHeaderRefusesToStart(t *testing.T) {
+	t.Parallel()
 	f := startDiskFault(t, 1, shortLog)
 	path := f.walSegment(t)
 	seg, err := readWALSegment(path)
@@ -252,6 +271,7 @@ func flipMiddleByte(t *testing.T, path string) {
 // A damaged newest snapshot, when the log no longer reaches back to the
 // older one, makes the node refuse to start.
 func TestFlippedSnapshotRefusesToStart(t *testing.T) {
+	t.Parallel()
 	f := startDiskFault(t, 2, shortLog)
 	path := f.newestSnapshot(t)
 	flipMiddleByte(t, path)
@@ -261,6 +281,7 @@ func TestFlippedSnapshotRefusesToStart(t *testing.T) {
 // A damaged newest snapshot, when the log still holds everything after
 // the older one, is replaced by the older one and the log.
 func TestFlippedSnapshotFallsBackToTheOlder(t *testing.T) {
+	t.Parallel()
 	longLog := func(c *Config) { shortLog(c); c.TrailingLogs = 10240 }
 	f := startDiskFault(t, 2, longLog)
 	flipMiddleByte(t, f.newestSnapshot(t))

@@ -109,19 +109,29 @@ func (w *writeLoad) record(payload, key string, err error) (moved string, refuse
 		w.acked[payload] = key
 		return "", false
 	}
-	msg := err.Error()
 	if len(w.errs) < 20 {
-		w.errs = append(w.errs, msg)
+		w.errs = append(w.errs, err.Error())
 	}
+	moved, refused = refusal(err)
+	if refused {
+		w.refused[payload] = true
+	} else {
+		w.unknown[payload] = true
+	}
+	return moved, refused
+}
+
+// refusal tells a write's error that certainly means the write was not
+// applied — a redirect (MOVED, and the address it names) or no leader
+// (CLUSTERDOWN) — from one that may hide an apply.
+func refusal(err error) (moved string, refused bool) {
+	msg := err.Error()
 	switch {
 	case strings.HasPrefix(msg, "MOVED "):
-		w.refused[payload] = true
 		return msg[strings.LastIndexByte(msg, ' ')+1:], true
 	case strings.HasPrefix(msg, "CLUSTERDOWN"):
-		w.refused[payload] = true
 		return "", true
 	}
-	w.unknown[payload] = true
 	return "", false
 }
 
