@@ -39,14 +39,25 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func startNode(t *testing.T, dir string, bus int) *testNode {
+func startNode(t *testing.T, dir string, bus int, opts ...func(*Config)) *testNode {
 	t.Helper()
-	return startNodeOn(t, dir, freePort(t), bus)
+	return startNodeOn(t, dir, freePort(t), bus, opts...)
 }
 
 // startNodeOn starts a node on given ports (a restart keeps them: the
-// group's log holds them).
-func startNodeOn(t *testing.T, dir string, port, bus int) *testNode {
+// group's log holds them); opts change its replication Config.
+func startNodeOn(t *testing.T, dir string, port, bus int, opts ...func(*Config)) *testNode {
+	t.Helper()
+	n, err := openNodeOn(t, dir, port, bus, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// openNodeOn is startNodeOn for a node that may refuse to start: it
+// returns Open's error.
+func openNodeOn(t *testing.T, dir string, port, bus int, opts ...func(*Config)) (*testNode, error) {
 	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.Port = port
@@ -68,15 +79,22 @@ func startNodeOn(t *testing.T, dir string, port, bus int) *testNode {
 	}
 	addr := srv.Addrs()[0].String()
 	busAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(bus))
-	node, err := Open(Config{Dir: dir, BindAddr: busAddr, BusAddr: busAddr, ClientAddr: addr,
-		NodeTimeout: time.Second, SnapshotAfter: 8192, TrailingLogs: 10240, Logger: logger}, srv)
+	rcfg := Config{Dir: dir, BindAddr: busAddr, BusAddr: busAddr, ClientAddr: addr,
+		NodeTimeout: time.Second, SnapshotAfter: 8192, TrailingLogs: 10240, Logger: logger}
+	for _, opt := range opts {
+		opt(&rcfg)
+	}
+	node, err := Open(rcfg, srv)
 	if err != nil {
-		t.Fatal(err)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+		return nil, err
 	}
 	go srv.Serve()
 	n := &testNode{srv: srv, node: node, addr: addr, dir: dir, port: port, busPort: bus}
 	t.Cleanup(func() { n.stop() })
-	return n
+	return n, nil
 }
 
 func (n *testNode) stop() {
@@ -92,12 +110,19 @@ func (n *testNode) stop() {
 
 // startGroup starts three nodes and makes them one group, the first its
 // leader.
-func startGroup(t *testing.T) []*testNode {
+func startGroup(t *testing.T, opts ...func(*Config)) []*testNode {
 	t.Helper()
 	var nodes []*testNode
 	for range 3 {
-		nodes = append(nodes, startNode(t, t.TempDir(), freePort(t)))
+		nodes = append(nodes, startNode(t, t.TempDir(), freePort(t), opts...))
 	}
+	formGroup(t, nodes)
+	return nodes
+}
+
+// formGroup makes nodes one group, the first its leader.
+func formGroup(t *testing.T, nodes []*testNode) {
+	t.Helper()
 	if err := nodes[0].node.Bootstrap(); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +131,6 @@ func startGroup(t *testing.T) []*testNode {
 			t.Fatal(err)
 		}
 	}
-	return nodes
 }
 
 // digest is a hash of a node's whole keyspace, to compare nodes.
@@ -142,9 +166,19 @@ func digest(t *testing.T, srv *server.Server) string {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	waitForWithin(t, 20*time.Second, what, cond, nil)
+}
+
+// waitForWithin is waitFor with its own limit; detail, if set, says what
+// was last seen when it times out.
+func waitForWithin(t *testing.T, limit time.Duration, what string, cond func() bool, detail func() string) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
+			if detail != nil {
+				what += " (last seen: " + detail() + ")"
+			}
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)

@@ -36,6 +36,10 @@ type Config struct {
 	// Transport, if set, carries Raft traffic instead of TCP on BindAddr
 	// (tests: raft's in-memory transport, to cut and heal links).
 	Transport raft.Transport
+	// walSegmentSize is the size of a Raft log segment file (0: raft-wal's
+	// 64 MiB). raft-wal drops compacted entries a whole file at a time, so
+	// tests that need a compacted entry gone make it small.
+	walSegmentSize int
 }
 
 // Node is a redstream node's membership of its Raft group: the raft
@@ -75,6 +79,9 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLog(filepath.Join(dir, "wal"), dir); err != nil {
+		return nil, err
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -95,12 +102,17 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 	// the node keeps a handle to close it itself, so a node can restart
 	// in the same process.
 	n.meta = &metadb.BoltMetaDB{}
-	n.log, err = wal.Open(filepath.Join(dir, "wal"), wal.WithMetaStore(n.meta), wal.WithLogger(hcLogger(logger, "wal")))
+	n.log, err = wal.Open(filepath.Join(dir, "wal"), wal.WithMetaStore(n.meta),
+		wal.WithSegmentSize(cfg.walSegmentSize), wal.WithLogger(hcLogger(logger, "wal")))
 	if err != nil {
 		return nil, fmt.Errorf("replication: opening the Raft log: %w", err)
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, hcLogger(logger, "snapshots"))
 	if err != nil {
+		n.closeStores()
+		return nil, err
+	}
+	if err := checkSnapshots(snaps, n.log, dir); err != nil {
 		n.closeStores()
 		return nil, err
 	}

@@ -1,0 +1,142 @@
+package replication
+
+import (
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/raft"
+)
+
+// members is the nodes of a group as a test changes it, for writers to
+// find.
+type members struct {
+	mu    sync.Mutex
+	nodes []*testNode
+}
+
+func (m *members) add(n *testNode) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.nodes = append(m.nodes, n)
+}
+
+func (m *members) remove(n *testNode) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.nodes = slices.DeleteFunc(m.nodes, func(x *testNode) bool { return x == n })
+}
+
+func (m *members) list() []*testNode {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.nodes)
+}
+
+func (m *members) addrs() []string {
+	var out []string
+	for _, n := range m.list() {
+		out = append(out, n.addr)
+	}
+	return out
+}
+
+// join makes n a member, through the leader.
+func (m *members) join(t *testing.T, n *testNode) {
+	t.Helper()
+	if err := leaderOf(t, m.list()).node.AddNode(n.node.Self()); err != nil {
+		t.Fatal(err)
+	}
+	m.add(n)
+}
+
+// leave removes n from the group, through the leader.
+func (m *members) leave(t *testing.T, n *testNode) {
+	t.Helper()
+	if err := leaderOf(t, m.list()).node.RemoveNode(n.node.Self().ID); err != nil {
+		t.Fatal(err)
+	}
+	m.remove(n)
+}
+
+// follower is a running member that does not lead.
+func (m *members) follower(t *testing.T) *testNode {
+	t.Helper()
+	leader := leaderOf(t, m.list())
+	for _, n := range m.list() {
+		if n != leader && n.srv != nil {
+			return n
+		}
+	}
+	t.Fatal("no follower")
+	return nil
+}
+
+// While writers run, the group gains a fourth node, loses one, has a
+// dead one replaced, and has one come back after the log it missed was
+// compacted away: nothing acknowledged is lost, and every node ends with
+// the same keyspace.
+func TestMembershipChangesUnderLoad(t *testing.T) {
+	// Small segments: raft-wal drops compacted entries a file at a time.
+	smallLog := func(c *Config) { c.SnapshotAfter, c.TrailingLogs, c.walSegmentSize = 64, 32, 16<<10 }
+	group := &members{nodes: startGroup(t, smallLog)}
+	load := startWriteLoad(t, 4, group.addrs)
+	load.waitProgress(t, 20)
+
+	// Add a fourth node.
+	group.join(t, startNode(t, t.TempDir(), freePort(t), smallLog))
+	load.waitProgress(t, 20)
+
+	// Remove one.
+	gone := group.follower(t)
+	group.leave(t, gone)
+	gone.stop()
+	load.waitProgress(t, 20)
+
+	// Replace a dead one.
+	dead := group.follower(t)
+	dead.stop()
+	load.waitProgress(t, 20)
+	group.leave(t, dead)
+	group.join(t, startNode(t, t.TempDir(), freePort(t), smallLog))
+	load.waitProgress(t, 20)
+
+	// One is away while the leader compacts past what it has.
+	away := group.follower(t)
+	away.stop()
+	last := away.node.raft.LastIndex()
+	leader := leaderOf(t, group.list())
+	compactPast(t, leader, last+1, load)
+	back := startNodeOn(t, away.dir, away.port, away.busPort, smallLog)
+	group.remove(away)
+	group.add(back)
+	load.waitProgress(t, 20)
+
+	load.finish()
+	waitSameDigest(t, group.list())
+	if snap, _ := strconv.ParseUint(back.node.Stats()["last_snapshot_index"], 10, 64); snap <= last {
+		t.Errorf("the node that was away caught up, but not from a snapshot (its last is at %d)", snap)
+	}
+	load.check(t, leaderOf(t, group.list()).addr)
+	if got := len(leader.node.Members()); got != 3 {
+		t.Errorf("the group has %d members, want 3", got)
+	}
+}
+
+// compactPast has the writers write and leader snapshot until its log no
+// longer holds entry index. (raft-wal reads a compacted entry until its
+// whole segment file is dropped: what counts is whether it can be read.)
+func compactPast(t *testing.T, leader *testNode, index uint64, load *writeLoad) {
+	t.Helper()
+	for range 50 {
+		load.waitProgress(t, 50)
+		if err := leader.node.raft.Snapshot().Error(); err != nil {
+			t.Fatal(err)
+		}
+		if leader.node.log.GetLog(index, &raft.Log{}) != nil {
+			return
+		}
+	}
+	t.Fatalf("the leader still has entry %d after 50 snapshots", index)
+}
