@@ -93,6 +93,18 @@
 // twice. raft-snapshot-threshold and raft-trailing-logs set how often a
 // snapshot is taken and how much log stays behind it for slow followers.
 //
+// # Disk faults
+//
+// Before Raft starts, a node checks its own disk (diskcheck.go), since
+// raft-wal verifies only the newest batch it wrote: every batch of every
+// log segment against its commit frame's CRC-32C, and, when the log does
+// not reach back to an older snapshot, the newest snapshot's checksum. A
+// torn last batch (a crash during a write) is dropped and fetched again
+// from the leader. Any other damage refuses the start with ErrDamaged,
+// naming the file and offset and what to do: remove the node from the
+// group, empty DIR/raft, add it again; it then catches up from the
+// others. A node never votes or leads with a hole in its log.
+//
 // # Membership
 //
 // A member's client address (for -MOVED and CLUSTER SLOTS) is an 'M'
