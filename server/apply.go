@@ -132,7 +132,12 @@ func (sh *Shard) applyAs(rec Record, proto int, mode applyMode) (*Ctx, error) {
 	sh.replayW.Proto = max(proto, 2)
 	x := &sh.replayCtx
 	*x = Ctx{s: sh.node, w: &sh.replayW, db: sh.dbs[rec.DB], argv: rec.Argv, cmd: cmd, now: rec.Time, replay: true, owned: mode == applyOwned, inExec: mode == applyInExec}
-	sh.node.execute(x, time.Time{}) // replay keeps no statistics
+	x.counted = mode != applyReplay // a client of this node waits on it
+	start := time.Time{}
+	if x.counted {
+		start = time.Now()
+	}
+	sh.node.execute(x, start) // replay keeps no statistics
 	sh.pending = sh.pending[:0]     // replayed records are logged already
 	sh.pendingChanges = 0
 	return x, nil

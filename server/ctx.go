@@ -23,6 +23,9 @@ type Ctx struct {
 	inExec bool // running inside EXEC: blocking commands do not block
 	rerun  bool // re-running a blocked client's command after a key became ready
 	owned  bool // replaying a record a client of this node waits on (cluster mode)
+	// counted: a replayed record that is a command of this node's client
+	// (cluster mode): its call counts in INFO, where it is answered.
+	counted bool
 
 	dirty       int      // changes made; a write with dirty > 0 is logged
 	bookkeeping int      // of dirty, changes to delivery bookkeeping only (bookkept)

@@ -194,7 +194,7 @@ func (s *Server) execute(x *Ctx, start time.Time) {
 	if x.cmd.Flags&FlagWrite != 0 {
 		x.db.shard.propagate(x)
 	}
-	if x.replay || x.stillBlocked || x.blockKeys != nil {
+	if (x.replay && !x.counted) || x.stillBlocked || x.blockKeys != nil {
 		return // a blocking command counts once, when its wait ends
 	}
 	elapsed := time.Since(start)

@@ -229,3 +229,15 @@ func TestEntryOfAnEarlierRunAnswersNobody(t *testing.T) {
 		t.Fatalf("RPUSH answered %q, want :2 (its own apply, after the old entry's)", got)
 	}
 }
+
+// A write answered through the log counts in INFO where it is answered.
+func TestProposedWriteIsCounted(t *testing.T) {
+	s, lc := newLogCluster(t)
+	a := connect(t, s)
+	a.write("RPUSH", "q", "x")
+	lc.commit(t)
+	a.readReply()
+	if got := a.do("INFO", "commandstats"); !strings.Contains(got, "cmdstat_rpush:calls=1,") {
+		t.Fatalf("INFO commandstats after an RPUSH through the log:\n%s", got)
+	}
+}
