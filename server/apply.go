@@ -137,8 +137,8 @@ func (sh *Shard) applyAs(rec Record, proto int, mode applyMode) (*Ctx, error) {
 	if x.counted {
 		start = time.Now()
 	}
-	sh.node.execute(x, start) // replay keeps no statistics
-	sh.pending = sh.pending[:0]     // replayed records are logged already
+	sh.node.execute(x, start)   // replay keeps no statistics
+	sh.pending = sh.pending[:0] // replayed records are logged already
 	sh.pendingChanges = 0
 	return x, nil
 }
