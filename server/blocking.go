@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"container/list"
 	"time"
+
+	"github.com/redstream/redstream/listpack"
 )
 
 // Blocking, the way Redis does it (blocked.c):
@@ -146,6 +148,15 @@ func (s *Server) serveKey(db *DB, key string) {
 	for e := q.Front(); e != nil; e = e.Next() {
 		waiting = append(waiting, e.Value.(*Client))
 	}
+	// In a group, a list's waiters are re-tried through the log, as many
+	// at a time as it holds elements (each re-try in flight counts as
+	// taking one), not all of them for each push.
+	budget := -1
+	if o := db.keys[key]; o != nil && s.cluster != nil {
+		if l, ok := o.value.(*listpack.Quicklist); ok {
+			budget = l.Len()
+		}
+	}
 	for _, c := range waiting {
 		b := c.blocked
 		if b == nil || b.done {
@@ -159,9 +170,13 @@ func (s *Server) serveKey(db *DB, key string) {
 			continue
 		}
 		if s.cluster != nil && b.cmd.Flags&FlagWrite != 0 {
+			if budget == 0 {
+				break
+			}
 			if !b.inflight {
 				s.propose(c, b.argv, s.shard.now(), true) // served through the log
 			}
+			budget--
 			continue
 		}
 		s.rerun(c)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redstream/redstream/listpack"
 	"github.com/redstream/redstream/record"
 	"github.com/redstream/redstream/resp"
 )
@@ -375,6 +376,9 @@ func (s *Server) answerApplied(o proposal, x *Ctx) {
 	}
 	if o.waiter {
 		b := c.blocked
+		if b != nil {
+			defer s.resignalLists(b.db, b.keys) // what it did not take may serve the next
+		}
 		if b == nil || !b.inflight {
 			if c.fd < 0 && !x.stillBlocked {
 				s.giveBack(x) // it left while its re-try was in the log
@@ -426,6 +430,23 @@ func (s *Server) answerApplied(o proposal, x *Ctx) {
 		c.out.Raw(x.w.Bytes())
 	}
 	c.answered()
+}
+
+// resignalLists marks keys that still hold a list ready again once a
+// waiter's re-try is answered: serveKey re-tries only as many waiters as
+// a list holds elements, so what this one did not take (it waited on
+// several keys, or lost a race) goes to the next waiter. Only non-empty
+// lists: a re-try finds one empty only if it is, so this ends. Lock
+// should be held.
+func (s *Server) resignalLists(db int, keys []string) {
+	d := s.shard.dbs[db]
+	for _, k := range keys {
+		if o := d.keys[k]; o != nil {
+			if l, ok := o.value.(*listpack.Quicklist); ok && l.Len() > 0 {
+				s.shard.signalReady(d, []byte(k))
+			}
+		}
+	}
 }
 
 // giveBack returns what a blocked client's re-try popped when the client

@@ -241,3 +241,42 @@ func TestProposedWriteIsCounted(t *testing.T) {
 		t.Fatalf("INFO commandstats after an RPUSH through the log:\n%s", got)
 	}
 }
+
+// A push re-tries as many of a list's waiters as it has elements, in
+// their order, not every waiter for each push.
+func TestPushRetriesAsManyWaitersAsElements(t *testing.T) {
+	s, lc := newLogCluster(t)
+	var waiters []*pipeConn
+	for i := range 3 {
+		w := connect(t, s)
+		w.write("BLPOP", "q", "0")
+		lc.commit(t)
+		waiters = append(waiters, w)
+		waitUntil(t, "the waiter to block", func() bool {
+			s.shard.mu.Lock()
+			defer s.shard.mu.Unlock()
+			return s.stats.blockedClients == int64(i+1)
+		})
+	}
+	pusher := connect(t, s)
+	pusher.write("RPUSH", "q", "a")
+	lc.commit(t)
+	pusher.readReply()
+	if got := lc.commit(t); got != `["BLPOP" "q" "0"]` {
+		t.Fatalf("one element re-tried %s, want one waiter's BLPOP", got)
+	}
+	if got := waiters[0].readReply(); got != "*2\r\n$1\r\nq\r\n$1\r\na\r\n" {
+		t.Fatalf("the first waiter got %q", got)
+	}
+	pusher.write("RPUSH", "q", "b", "c")
+	lc.commit(t)
+	pusher.readReply()
+	if got := lc.commit(t); got != `["BLPOP" "q" "0"] ["BLPOP" "q" "0"]` {
+		t.Fatalf("two elements re-tried %s, want the two waiters left", got)
+	}
+	for i, want := range []string{"b", "c"} {
+		if got := waiters[i+1].readReply(); got != "*2\r\n$1\r\nq\r\n$1\r\n"+want+"\r\n" {
+			t.Fatalf("waiter %d got %q", i+1, got)
+		}
+	}
+}
