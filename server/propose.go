@@ -144,10 +144,18 @@ func (c *Client) proposeExec(start time.Time) bool {
 	for _, q := range tx.cmds {
 		writes = writes || q.cmd.Flags&FlagWrite != 0
 	}
-	if !writes {
-		return false // answered by the read path of execCommand, below
-	}
-	if !s.cluster.Leading() {
+	leading := s.cluster.Leading()
+	switch {
+	case !writes && !leading && c.readonly:
+		return false // stale reads, as asked: execCommand runs them here
+	case !writes && leading:
+		// Reads only: run by execCommand once the pass's leadership check
+		// has passed, like any read on the leader.
+		s.prop.reads = append(s.prop.reads, pendingRead{c: c, argv: [][]byte{[]byte("EXEC")}})
+		c.awaiting++
+		c.awaitingOther++
+		return true
+	case !leading:
 		c.multi = nil
 		c.reject(errReadOnlyNode)
 		return true
@@ -166,6 +174,28 @@ func (c *Client) proposeExec(start time.Time) bool {
 	c.awaiting++
 	s.loop.wake()
 	return true
+}
+
+// readRedirect is the error for a read the node found it may not serve:
+// the leader of its first key, or of a transaction's first keyed command.
+// Lock should be held.
+func (s *Server) readRedirect(c *Client, argv [][]byte) string {
+	cmds := [][][]byte{argv}
+	if c.multi != nil { // EXEC: its queued commands
+		cmds = cmds[:0]
+		for _, q := range c.multi.cmds {
+			cmds = append(cmds, q.argv)
+		}
+		c.multi = nil
+	}
+	for _, a := range cmds {
+		if cmd, _ := s.lookupCommand(a); cmd != nil {
+			if keys := cmd.keyPositions(a); len(keys) > 0 {
+				return s.redirect(a[keys[0]])
+			}
+		}
+	}
+	return errClusterDown
 }
 
 // redirect is the error that sends a client to the leader for key.
@@ -303,9 +333,7 @@ func (s *Server) verifyThenRead(reads []pendingRead) {
 			continue
 		}
 		if err != nil {
-			cmd, _ := s.lookupCommand(r.argv)
-			keys := cmd.keyPositions(r.argv)
-			c.out.Error(s.redirect(r.argv[keys[0]]))
+			c.out.Error(s.readRedirect(c, r.argv))
 		} else {
 			cmd, _ := s.lookupCommand(r.argv)
 			start := time.Now()

@@ -14,6 +14,17 @@ type logCluster struct {
 	fakeCluster
 	s       *Server
 	entries chan pendingEntry
+	verify  func() error // VerifyLeader; nil: at once
+}
+
+func (lc *logCluster) VerifyLeader() error {
+	lc.mu.Lock()
+	verify := lc.verify
+	lc.mu.Unlock()
+	if verify != nil {
+		return verify()
+	}
+	return nil
 }
 
 type pendingEntry struct {
@@ -278,5 +289,33 @@ func TestPushRetriesAsManyWaitersAsElements(t *testing.T) {
 		if got := waiters[i+1].readReply(); got != "*2\r\n$1\r\nq\r\n$1\r\n"+want+"\r\n" {
 			t.Fatalf("waiter %d got %q", i+1, got)
 		}
+	}
+}
+
+// A transaction of reads only waits for the pass's leadership check, like
+// any read on the leader: a node that finds it no longer leads answers
+// no stale read.
+func TestReadOnlyTransactionWaitsForLeadership(t *testing.T) {
+	s, lc := newLogCluster(t)
+	a := connect(t, s)
+	a.write("RPUSH", "q", "x")
+	lc.commit(t)
+	a.readReply()
+	lc.set(func() { lc.verify = func() error { return fmt.Errorf("node is not the leader") } })
+	a.write("MULTI")
+	a.write("LLEN", "q")
+	a.write("EXEC")
+	for _, want := range []string{"+OK\r\n", "+QUEUED\r\n"} {
+		if got := a.readReply(); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+	want := "-MOVED " + fmt.Sprint(KeySlot([]byte("q"))) + " " + nodeA.Addr + "\r\n"
+	if got := a.readReply(); got != want {
+		t.Fatalf("EXEC on a node that lost leadership = %q, want %q", got, want)
+	}
+	lc.set(func() { lc.verify = nil })
+	if got := a.do("LLEN", "q"); got != ":1\r\n" {
+		t.Fatalf("LLEN after = %q", got)
 	}
 }
