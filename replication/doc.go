@@ -56,7 +56,8 @@
 // was and tells the leader where the client would wait; the client waits
 // on the leader's key queues (FIFO, as in Redis). When a committed write
 // makes such a key ready, the leader proposes the waiter's command again,
-// in queue order; what it takes is the apply's. A waiter whose re-try
+// in queue order, as many waiters as a list holds elements; what it takes
+// is the apply's. A waiter whose re-try
 // finds nothing goes on waiting in its place. A client that disconnects
 // while its re-try is in the log takes nothing: BLPOP/BRPOP push what the
 // re-try popped back (other pops may have run between); BLMOVE's element
