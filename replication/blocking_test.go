@@ -2,6 +2,7 @@ package replication
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -150,4 +151,41 @@ func TestHalfClosedClientGetsItsReplies(t *testing.T) {
 	if string(got) != ":1\r\n:2\r\n:2\r\n" {
 		t.Fatalf("replies = %q, want :1 :2 :2", got)
 	}
+}
+
+// Keys whose time has passed are deleted on every node by the leader's
+// expire cycle, through the log, without a write touching them.
+func TestGroupExpiresKeys(t *testing.T) {
+	nodes := startGroup(t)
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: nodes[0].addr})
+	defer c.Close()
+	for i := range 10 {
+		key := "temp:" + strconv.Itoa(i)
+		if err := c.RPush(ctx, key, "x").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.PExpire(ctx, key, 50*time.Millisecond).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.RPush(ctx, "kept", "x").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range nodes {
+		waitFor(t, fmt.Sprintf("node %d to hold only the key without a TTL", i), func() bool {
+			return keyCount(n) == 1
+		})
+	}
+}
+
+// keyCount is how many keys a node holds, expired or not.
+func keyCount(n *testNode) int {
+	snap := n.srv.Freeze(nil)
+	defer snap.Close()
+	keys := 0
+	for _, db := range snap.DBs {
+		keys += db.Keys
+	}
+	return keys
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"container/list"
 	"hash/maphash"
+	"strconv"
 	"strings"
 
 	"github.com/google/btree"
@@ -218,6 +219,31 @@ func (s *Server) activeExpire() {
 	}
 	s.serveReady() // a blocked XREADGROUP whose stream expired hears NOGROUP now
 	s.commit()
+}
+
+// proposeExpiries is the active expire cycle of a group's leader. A node
+// may not delete by its own clock (the others would not), so the leader
+// proposes, for each expired key its sample finds, PEXPIREAT key at GT: a
+// write whose lookup deletes the key on every node at the record's time
+// if it is still the key that expired, and changes nothing if it was set
+// again since (GT never shortens a TTL, nor gives one to a key without).
+// Lock should be held.
+func (s *Server) proposeExpiries() {
+	const sample, most = 20, 200
+	now := s.shard.now()
+	proposed := 0
+	for _, db := range s.shard.dbs {
+		seen := 0
+		for key, at := range db.expires { // map order is random: a sample
+			if seen++; seen > sample || proposed >= most {
+				break
+			}
+			if at <= now {
+				s.proposeOwn(db.index, []byte("PEXPIREAT"), []byte(key), strconv.AppendInt(nil, at, 10), []byte("GT"))
+				proposed++
+			}
+		}
+	}
 }
 
 // matchType compares a SCAN TYPE filter with o's type.

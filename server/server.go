@@ -292,11 +292,9 @@ func (s *Server) cron() {
 		now := time.Now()
 		s.shard.mu.Lock()
 		if s.cluster == nil {
-			// In a group a deletion must be a logged write, applied at the
-			// leader's time on every node; until expiry proposes its DELs,
-			// expired keys go when a write touches them (at the record's
-			// time, the same on every node) and reads never see them.
 			s.activeExpire()
+		} else if s.cluster.Leading() {
+			s.proposeExpiries()
 		}
 		s.stats.sample()
 		s.persistCron(now)
