@@ -66,6 +66,15 @@
 // leading answers its waiters with -MOVED to the new leader (or
 // -CLUSTERDOWN while there is none); clients retry there.
 //
+// # Expiry
+//
+// A node never deletes an expired key by its own clock: the others would
+// not. Reads treat a key past its time as missing; a write that touches
+// it deletes it at the record's time, the same on every node; and the
+// leader's expire cycle proposes PEXPIREAT key at GT for each expired key
+// it samples, which deletes the key that expired and leaves one that was
+// set again since.
+//
 // # Outcomes
 //
 // A write the node could not propose (it does not lead) answers -MOVED or
