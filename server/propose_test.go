@@ -142,11 +142,7 @@ func TestBlockedClientGoneBeforeItsPopCommitsTakesNothing(t *testing.T) {
 			waiter, pusher, reader := connect(t, s), connect(t, s), connect(t, s)
 			waiter.write(tc.block...)
 			lc.commit(t) // finds nothing: the waiter blocks
-			waitUntil(t, "the waiter to block", func() bool {
-				s.shard.mu.Lock()
-				defer s.shard.mu.Unlock()
-				return s.stats.blockedClients == 1
-			})
+			waitBlocked(t, s, 1)
 			pusher.write("RPUSH", "q", "j1", "j2", "j3")
 			lc.commit(t) // the push makes q ready: the waiter's re-try is proposed
 			if got := pusher.readReply(); got != ":3\r\n" {
@@ -166,17 +162,6 @@ func TestBlockedClientGoneBeforeItsPopCommitsTakesNothing(t *testing.T) {
 				t.Fatalf("LRANGE = %q, want %q", got, tc.left)
 			}
 		})
-	}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -263,11 +248,7 @@ func TestPushRetriesAsManyWaitersAsElements(t *testing.T) {
 		w.write("BLPOP", "q", "0")
 		lc.commit(t)
 		waiters = append(waiters, w)
-		waitUntil(t, "the waiter to block", func() bool {
-			s.shard.mu.Lock()
-			defer s.shard.mu.Unlock()
-			return s.stats.blockedClients == int64(i+1)
-		})
+		waitBlocked(t, s, int64(i+1))
 	}
 	pusher := connect(t, s)
 	pusher.write("RPUSH", "q", "a")
