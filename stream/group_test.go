@@ -76,3 +76,39 @@ func TestGroupsRoundTrip(t *testing.T) {
 		t.Fatal("a released entry listed twice was accepted")
 	}
 }
+
+func TestPolicyWait(t *testing.T) {
+	p := Policy{AckWait: 5000}
+	if p.Wait(1) != 5000 || p.Wait(9) != 5000 || !p.Redelivers() {
+		t.Fatalf("ACKWAIT alone: %d %d", p.Wait(1), p.Wait(9))
+	}
+	p.Backoff = []int64{100, 1000, 10000}
+	for count, want := range map[int64]int64{0: 100, 1: 100, 2: 1000, 3: 10000, 4: 10000, 100: 10000} {
+		if got := p.Wait(count); got != want {
+			t.Errorf("Wait(%d) = %d, want %d", count, got, want)
+		}
+	}
+	var zero Policy
+	if !zero.IsZero() || zero.Redelivers() || zero.Exhausted(1<<40) {
+		t.Fatal("the zero policy must be Redis's behaviour")
+	}
+	capped := Policy{MaxDeliver: 3}
+	if capped.Exhausted(2) || !capped.Exhausted(3) {
+		t.Fatal("MaxDeliver 3 allows exactly 3 deliveries")
+	}
+}
+
+func TestPolicySurvivesCloneAndSnapshot(t *testing.T) {
+	s := New()
+	g, err := s.CreateGroup([]byte("g"), MinID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.SetPolicy(Policy{MaxDeliver: 2, DeadLetter: []byte("dlq"), Backoff: []int64{1, 2}})
+	for _, view := range []*Stream{s.Snapshot(), s.Clone()} {
+		p := view.Group([]byte("g")).Policy()
+		if p.MaxDeliver != 2 || string(p.DeadLetter) != "dlq" || len(p.Backoff) != 2 {
+			t.Fatalf("policy lost in a copy: %+v", p)
+		}
+	}
+}
