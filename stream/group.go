@@ -66,6 +66,7 @@ type Group struct {
 	released    int         // PEL entries without an owner
 	seq         uint32      // the next time-order number
 	policy      Policy      // what the group does beyond Redis (policy.go)
+	due         omap[ID]    // redelivery order, with a redelivering policy (due.go)
 }
 
 // pending is the state of one PEL entry.
@@ -182,7 +183,7 @@ func (g *Group) DeleteConsumer(name []byte) (int, bool) {
 	var ids []ID
 	c.pel.Ascend(MinID, func(id ID, _ struct{}) bool { ids = append(ids, id); return true })
 	for _, id := range ids {
-		g.pel.Delete(id)
+		g.dropPending(id)
 	}
 	g.consumers.Delete(c.name)
 	g.owners[c.handle] = nil
@@ -222,6 +223,7 @@ func (g *Group) renumber() {
 		g.pel.Update(all[i].id, all[i].p)
 	}
 	g.seq = uint32(len(all))
+	g.rebuildDue()
 }
 
 // compareTime orders PEL entries as CLAIM takes them.
@@ -290,7 +292,7 @@ func (g *Group) EachPending(c *Consumer, from, to ID, fn func(PendingEntry) bool
 // Ack removes id from the PEL (and its owner's) and reports whether it
 // was pending.
 func (g *Group) Ack(id ID) bool {
-	p, ok := g.pel.Delete(id)
+	p, ok := g.dropPending(id)
 	if !ok {
 		return false
 	}
@@ -307,7 +309,7 @@ func (g *Group) Ack(id ID) bool {
 // count of 1 either way.
 func (g *Group) deliver(c *Consumer, id ID, now int64) {
 	p := pending{delivered: now, count: 1, seq: g.nextSeq(), owner: c.handle}
-	if old, replaced := g.pel.Put(id, p); replaced {
+	if old, replaced := g.putPending(id, p); replaced {
 		g.disown(id, old)
 	}
 	c.pel.Set(id, struct{}{})
@@ -326,12 +328,13 @@ func (g *Group) disown(id ID, p pending) {
 // Redeliver records that c read id again from its own history (XREADGROUP
 // with an explicit ID): one more delivery, now.
 func (g *Group) Redeliver(id ID, now int64) {
-	p, ok := g.pel.Get(id)
+	old, ok := g.pel.Get(id)
 	if !ok {
 		return
 	}
+	p := old
 	p.delivered, p.count, p.seq = now, p.count+1, g.nextSeq()
-	g.pel.Update(id, p)
+	g.updatePending(id, old, p)
 }
 
 // Claim hands the pending entry id to c (XCLAIM, XAUTOCLAIM, XREADGROUP
@@ -339,11 +342,11 @@ func (g *Group) Redeliver(id ID, now int64) {
 // is >= 0, else incremented when incr is set. It returns the count before
 // the claim, and false when id is not pending.
 func (g *Group) Claim(c *Consumer, id ID, delivered, count int64, incr bool, now int64) (int64, bool) {
-	p, ok := g.pel.Get(id)
+	old, ok := g.pel.Get(id)
 	if !ok {
 		return 0, false
 	}
-	prev := p.count
+	p, prev := old, old.count
 	if p.owner != c.handle {
 		g.disown(id, p)
 		c.pel.Set(id, struct{}{})
@@ -356,7 +359,7 @@ func (g *Group) Claim(c *Consumer, id ID, delivered, count int64, incr bool, now
 	case incr:
 		p.count++
 	}
-	g.pel.Update(id, p)
+	g.updatePending(id, old, p)
 	c.active = now
 	return prev, true
 }
@@ -367,7 +370,7 @@ func (g *Group) Force(id ID, now int64) bool {
 	if g.pel.Has(id) {
 		return false
 	}
-	g.pel.Set(id, pending{delivered: now, count: 1, seq: g.nextSeq()})
+	g.putPending(id, pending{delivered: now, count: 1, seq: g.nextSeq()})
 	g.released++
 	return true
 }
@@ -377,24 +380,25 @@ func (g *Group) Force(id ID, now int64) bool {
 // entries, the first CLAIM takes. Its count changes as mode says, or
 // becomes retry when that is >= 0. It reports whether id was pending.
 func (g *Group) Release(id ID, mode NackMode, retry int64) bool {
-	p, ok := g.pel.Get(id)
+	old, ok := g.pel.Get(id)
 	if !ok {
 		return false
 	}
-	if o := g.owner(p); o != nil {
+	if o := g.owner(old); o != nil {
 		o.pel.Delete(id)
 		g.released++
 	}
+	p := old
 	p.owner, p.delivered, p.seq = 0, 0, g.nextSeq()
 	p.count = nackCount(p.count, mode, retry)
-	g.pel.Update(id, p)
+	g.updatePending(id, old, p)
 	return true
 }
 
 // ForceRelease adds id to the PEL as a released entry (XNACK FORCE) whose
 // count is 0, the largest for FATAL, or retry when that is >= 0.
 func (g *Group) ForceRelease(id ID, mode NackMode, retry int64) {
-	g.pel.Set(id, pending{count: nackCount(0, mode, retry), seq: g.nextSeq()})
+	g.putPending(id, pending{count: nackCount(0, mode, retry), seq: g.nextSeq()})
 	g.released++
 }
 
@@ -478,18 +482,22 @@ func (g *Group) copyWith(pel omap[pending], consumerPEL func(*Consumer) omap[str
 // freeze returns a read-only view of the group for a snapshot; it costs
 // the consumers and the PEL chunk indexes (see omap.freeze).
 func (g *Group) freeze() *Group {
-	return g.copyWith(g.pel.freeze(), func(c *Consumer) omap[struct{}] { return c.pel.freeze() })
+	f := g.copyWith(g.pel.freeze(), func(c *Consumer) omap[struct{}] { return c.pel.freeze() })
+	f.due = g.due.freeze()
+	return f
 }
 
 // clone returns a deep copy of the group (COPY).
 func (g *Group) clone() *Group {
-	return g.copyWith(g.pel.clone(), func(c *Consumer) omap[struct{}] { return c.pel.clone() })
+	c := g.copyWith(g.pel.clone(), func(c *Consumer) omap[struct{}] { return c.pel.clone() })
+	c.rebuildDue()
+	return c
 }
 
 // memory estimates the bytes the group holds.
 func (g *Group) memory() int64 {
 	const perConsumer = 64 + 48 + 48 // struct, name tree slot, handle slot
-	n := int64(len(g.name)) + 160 + g.pel.bytes(24)
+	n := int64(len(g.name)) + 160 + g.pel.bytes(24) + g.due.bytes(16)
 	for _, c := range g.owners { // by handle: a slice walk, no iterator to allocate
 		if c != nil {
 			n += perConsumer + int64(len(c.name)) + c.pel.bytes(0)
@@ -552,5 +560,5 @@ func (g *Group) check() error {
 	if inConsumers != owned {
 		return errorf("group %q: consumers hold %d entries, the group says %d", g.name, inConsumers, owned)
 	}
-	return nil
+	return g.checkDue()
 }

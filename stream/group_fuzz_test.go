@@ -136,6 +136,9 @@ func runGroupOps(t *testing.T, data []byte) {
 		t.Fatal(err)
 	}
 	r := &groupRun{t: t, s: s, g: g, m: newGroupModel(), now: 1000, next: 1}
+	if len(data) > 0 {
+		g.SetPolicy(fuzzPolicy(data[0]))
+	}
 	for i := 0; i+2 < len(data) && i < 3*1000; i += 3 {
 		r.step(data[i], data[i+1], data[i+2])
 		r.verify()
@@ -359,6 +362,7 @@ func (r *groupRun) claimable(minIdle int64, limit int) {
 
 func (r *groupRun) verify() {
 	r.t.Helper()
+	r.verifyDue()
 	if err := r.s.Check(); err != nil {
 		r.t.Fatalf("after %v: %v", r.steps, err)
 	}

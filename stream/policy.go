@@ -60,7 +60,9 @@ func (p Policy) clone() Policy {
 // SetPolicy.
 func (g *Group) Policy() *Policy { return &g.policy }
 
-// SetPolicy replaces the group's policy.
+// SetPolicy replaces the group's policy (and rebuilds the due index,
+// whose times depend on it).
 func (g *Group) SetPolicy(p Policy) {
 	g.policy = p.clone()
+	g.rebuildDue()
 }
