@@ -40,7 +40,7 @@ var groupSpecs = []spec{
 	{name: "xdelex", arity: -5, flags: "write fast", first: 1, last: 1, step: 1, group: "stream", since: "8.2.0",
 		syntax: "key [KEEPREF | DELREF | ACKED] IDS numids id [id ...]", summary: "Deletes one or multiple entries from the stream.", run: xdelexCommand},
 	{name: "xpending", arity: -3, flags: "readonly", first: 1, last: 1, step: 1, group: "stream", since: "5.0.0",
-		syntax: "key group [[IDLE min-idle-time] start end count [consumer]]", summary: "Returns the information and entries from a stream consumer group's pending entries list.", run: xpendingCommand},
+		syntax: "key group [[IDLE min-idle-time] [WITHDUE] start end count [consumer]]", summary: "Returns the information and entries from a stream consumer group's pending entries list.", run: xpendingCommand},
 	{name: "xclaim", arity: -6, flags: "write fast", first: 1, last: 1, step: 1, group: "stream", since: "5.0.0",
 		syntax:  "key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]",
 		summary: "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.", run: xclaimCommand},

@@ -28,14 +28,17 @@ type xpendingArgs struct {
 	count      int64
 	minIdle    int64
 	consumer   []byte // nil: the whole group
+	withDue    bool   // WITHDUE (ours): each entry's next due time too
 }
 
 // xpendingCommand serves XPENDING key group (the summary) and XPENDING
-// key group [IDLE ms] start end count [consumer] (the entries). The range
-// is parsed before the key is looked at, as in Redis.
+// key group [IDLE ms] [WITHDUE] start end count [consumer] (the entries).
+// WITHDUE is ours: it adds to each entry when its group's policy makes it
+// due again. The range is parsed before the key is looked at, as in
+// Redis.
 func xpendingCommand(x *Ctx) {
 	n := len(x.argv)
-	if n != 3 && (n < 6 || n > 9) {
+	if n != 3 && (n < 6 || n > 10) {
 		x.error(resp.ErrSyntax)
 		return
 	}
@@ -67,6 +70,13 @@ func parseXPending(x *Ctx, a *xpendingArgs) bool {
 			return false
 		}
 		a.minIdle, at = n, 5
+	}
+	if eqFold(x.argv[at], "withdue") {
+		a.withDue, at = true, at+1
+	}
+	if rest := len(x.argv) - at; rest < 3 || (a.withDue && rest > 4) || (!a.withDue && len(x.argv) > 9) {
+		x.error(resp.ErrSyntax)
+		return false
 	}
 	count, ok := resp.ParseInt(x.argv[at+2])
 	if !ok {
@@ -131,7 +141,7 @@ func writePendingRange(x *Ctx, g *stream.Group, a *xpendingArgs) {
 			if a.minIdle != 0 && pe.Consumer != nil && x.now-pe.DeliveryTime < a.minIdle {
 				return true
 			}
-			writePendingRow(x, pe)
+			writePendingRow(x, pe, g, a.withDue)
 			n++
 			return n < a.count
 		})
@@ -139,8 +149,15 @@ func writePendingRange(x *Ctx, g *stream.Group, a *xpendingArgs) {
 	x.w.InsertLen(mark, '*', int(n))
 }
 
-func writePendingRow(x *Ctx, pe stream.PendingEntry) {
-	x.w.Array(4)
+// writePendingRow writes [id, consumer, idle ms, deliveries], and with
+// withDue the unix ms at which the group's policy redelivers the entry
+// (-1: never).
+func writePendingRow(x *Ctx, pe stream.PendingEntry, g *stream.Group, withDue bool) {
+	if withDue {
+		x.w.Array(5)
+	} else {
+		x.w.Array(4)
+	}
 	writeID(x.w, pe.ID)
 	if pe.Consumer == nil {
 		x.w.Bulk(nil)
@@ -150,6 +167,13 @@ func writePendingRow(x *Ctx, pe stream.PendingEntry) {
 		x.w.Int(idleOf(x.now, pe))
 	}
 	x.w.Int(pe.DeliveryCount)
+	if withDue {
+		at, ok := g.DueTime(pe.ID)
+		if !ok {
+			at = -1
+		}
+		x.w.Int(at)
+	}
 }
 
 // touchConsumer returns the group's consumer called name, created if
@@ -283,6 +307,9 @@ func xclaimCommand(x *Ctx) {
 		}
 	}
 	x.w.InsertLen(mark, '*', n)
+	if n > 0 {
+		dueTimesChanged(x, key, g)
+	}
 }
 
 // xclaimOne claims id for XCLAIM and writes it; it reports whether it did.

@@ -36,6 +36,7 @@ type xrgStream struct {
 	history bool      // an explicit ID: the consumer's own PEL after it
 	after   stream.ID // for history: entries after this ID
 	claims  []stream.ID
+	due     []stream.ID // entries the group's policy redelivers (group_redeliver.go)
 }
 
 // xreadgroupCommand serves XREADGROUP: for each stream, with ">", the
@@ -67,6 +68,12 @@ func xreadgroupCommand(x *Ctx) {
 	}
 	xrgLogForm(x, &a)
 	if !serveXReadGroup(x, &a, streams) {
+		if a.block {
+			// Due entries were only dropped or dead-lettered: that is
+			// the write; the reader waits on as if there had been none.
+			x.block(uniqueKeys(x.argv[a.streamsAt:a.streamsAt+a.n]), a.deadline)
+			return
+		}
 		x.w.NullArray()
 	}
 }
@@ -180,8 +187,11 @@ func xrgHasNew(x *Ctx, a *xrgArgs, st *xrgStream) bool {
 	if a.claim {
 		st.claims = xrgClaimable(x, a, st)
 	}
+	if redelivers(a, st) {
+		st.due = st.g.Due(x.now, 0)
+	}
 	last, ok := st.s.LastEntryID()
-	return len(st.claims) > 0 || (ok && last.Compare(st.g.LastID()) > 0)
+	return len(st.claims) > 0 || len(st.due) > 0 || (ok && last.Compare(st.g.LastID()) > 0)
 }
 
 // xrgClaimable lists what CLAIM takes from the group, in Redis's order,
@@ -241,6 +251,7 @@ func serveXReadGroup(x *Ctx, a *xrgArgs, streams []xrgStream) bool {
 		if budget.spent || budget.full() || !xrgHasNew(x, a, st) {
 			continue // once the budget is spent, no later stream is served
 		}
+		streamMark := x.w.Mark()
 		if !x.w.RESP3() {
 			x.w.Array(2)
 		}
@@ -251,6 +262,12 @@ func serveXReadGroup(x *Ctx, a *xrgArgs, streams []xrgStream) bool {
 			n = serveHistory(x, a, st, c, &budget)
 		} else {
 			n = serveNew(x, a, st, c, &budget)
+		}
+		if n == 0 && !st.history {
+			// Only gone or dead-lettered due entries: no answer for
+			// this stream.
+			x.w.Truncate(streamMark)
+			continue
 		}
 		x.w.InsertLen(entries, '*', n)
 		served++
@@ -341,7 +358,7 @@ func (b *xreadBudget) admitsSize(size int64) bool {
 // goes to the consumer's PEL; NOACK spares new entries that, not claimed
 // ones.
 func serveNew(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *xreadBudget) int {
-	n := serveClaims(x, a, st, c, budget)
+	n := serveClaims(x, a, st, c, budget) + serveDue(x, a, st, c, budget)
 	if n > 0 {
 		x.modified(st.key)
 	}
@@ -416,14 +433,16 @@ func writeClaimed(x *Ctx, it *stream.Iterator, idle, count int64) {
 	x.w.Int(count)
 }
 
-// xreadgroupWakeAt is when a blocked XREADGROUP CLAIM may find an entry
-// idle long enough, as a wall-clock time; zero when it has no CLAIM or
-// nothing pending could become claimable. The blocking code re-runs the
-// command then (see blocking.go). Lock should be held.
+// xreadgroupWakeAt is when a blocked XREADGROUP may find a pending entry
+// to take without any write: with CLAIM, one idle long enough; on a group
+// whose policy redelivers, one due again (group_redeliver.go). It is a
+// wall-clock time, zero when nothing pending could become so. The
+// blocking code re-runs the command then (see blocking.go). Lock should
+// be held.
 func xreadgroupWakeAt(s *Server, db *DB, argv [][]byte) time.Time {
 	x := &Ctx{s: s, db: db, argv: argv, w: &resp.Writer{}, now: s.shard.lastTime}
 	a, ok := parseXReadGroup(x)
-	if !ok || !a.claim {
+	if !ok {
 		return time.Time{}
 	}
 	at := int64(math.MaxInt64)
@@ -436,10 +455,21 @@ func xreadgroupWakeAt(s *Server, db *DB, argv [][]byte) time.Time {
 		if !isStream {
 			continue
 		}
-		if g := st.Group(a.group); g != nil {
-			if t, ok := g.NextClaimable(x.now, a.minIdle); ok {
-				at = min(at, t)
-			}
+		g := st.Group(a.group)
+		if g == nil {
+			continue
+		}
+		var t int64
+		switch {
+		case a.claim:
+			t, ok = g.NextClaimable(x.now, a.minIdle)
+		case g.Policy().Redelivers() && string(argv[a.streamsAt+a.n+i]) == ">":
+			t, ok = g.NextDue(x.now)
+		default:
+			ok = false
+		}
+		if ok {
+			at = min(at, t)
 		}
 	}
 	if at == math.MaxInt64 {

@@ -225,6 +225,7 @@ func infoStats(s *Server, b *strings.Builder) {
 	field(b, "total_error_replies", st.errorReplies)
 	field(b, "client_output_buffer_limit_disconnections", st.outputLimitDisconnections)
 	field(b, "latest_fork_usec", st.lastFreezeUsec) // redstream does not fork: the snapshot freeze
+	field(b, "stream_redeliveries", st.redelivered) // ours: entries a group policy redelivered
 }
 
 func infoReplication(s *Server, b *strings.Builder) {

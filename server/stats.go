@@ -14,6 +14,7 @@ type stats struct {
 	rejectedConns  int64
 	commands       int64
 	expiredKeys    int64
+	redelivered    int64 // entries a group policy redelivered (stream_redeliveries)
 	keyspaceHits   int64
 	keyspaceMisses int64
 	errorReplies   int64
@@ -81,7 +82,7 @@ func (s *Server) resetStats() {
 	st.connections, st.rejectedConns, st.commands = 0, 0, 0
 	st.expiredKeys, st.keyspaceHits, st.keyspaceMisses, st.errorReplies = 0, 0, 0, 0
 	st.errorCodes = nil
-	st.outputLimitDisconnections = 0
+	st.outputLimitDisconnections, st.redelivered = 0, 0
 	st.netIn.Store(0)
 	st.netOut.Store(0)
 	for _, c := range s.commands {

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"github.com/redstream/redstream/stream"
+)
+
+// Server-driven redelivery (a group policy's ACKWAIT and BACKOFF, issue
+// 15). Redis leaves a crashed consumer's entries pending until some
+// client claims them, choosing a min-idle time; here the group's policy
+// says when an unacknowledged entry is due again, and XREADGROUP ">"
+// hands due entries to the consumer asking before any new entry, as
+// CLAIM would, but in the plain reply shape (a client that knows only
+// Redis's commands reads them like new entries) and with the delivery
+// count raised. Everything is decided at the record's time, so a replayed
+// XREADGROUP redelivers exactly what the live one did.
+//
+// Waiting readers need no polling: a blocked XREADGROUP's timer (the one
+// CLAIM uses, group_block.go) is set to the group's next due time, an
+// O(log n) lookup in the group's due index (stream/due.go), set when it
+// blocks and again whenever a write to the key re-runs it. A reader that
+// blocks is the first served by new entries, so only commands that move
+// due times earlier need to signal the key: dueTimesChanged.
+
+// redelivers reports whether st's group hands out due entries on ">":
+// its policy redelivers and the reader did not ask for CLAIM (which
+// chooses its own idle time).
+func redelivers(a *xrgArgs, st *xrgStream) bool {
+	return !a.claim && !st.history && st.g.Policy().Redelivers()
+}
+
+// serveDue writes the entries due again, longest due first, up to COUNT
+// and the budget, and hands each to c with one delivery more. An entry
+// deleted from the stream leaves the PEL (nothing is left to deliver, as
+// XCLAIM decides); one whose deliveries reached the policy's MAXDELIVER
+// goes to the dead-letter stream instead (deadLetter). It returns how
+// many entries it wrote.
+func serveDue(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *xreadBudget) int {
+	if len(st.due) == 0 {
+		return 0
+	}
+	f := st.s.Finder()
+	defer f.Close()
+	pol := st.g.Policy()
+	n := 0
+	for _, id := range st.due {
+		if a.count > 0 && n >= a.count {
+			break
+		}
+		pe, ok := st.g.PendingEntry(id)
+		if !ok {
+			continue
+		}
+		it, live := f.Find(id)
+		switch {
+		case !live:
+			st.g.Ack(id)
+		case pol.Exhausted(pe.DeliveryCount):
+			deadLetter(x, st.key, st.s, st.g, id, "maxdeliver")
+		default:
+			if budget.refuse(budget.admits(it)) {
+				return n
+			}
+			st.g.Claim(c, id, x.now, -1, true, x.now)
+			writeEntry(x.w, it)
+			if !x.replay || x.counted {
+				x.s.stats.redelivered++
+			}
+			n++
+		}
+		x.modified(st.key)
+	}
+	return n
+}
+
+// dueTimesChanged signals key after a command may have made an entry of
+// g due sooner than the blocked readers' timers say (XCLAIM with IDLE or
+// TIME back-dates deliveries; XNACK and SETPOLICY signal by themselves):
+// their re-run serves it, or sets the timer again.
+func dueTimesChanged(x *Ctx, key []byte, g *stream.Group) {
+	if g.Policy().Redelivers() {
+		x.signalReady(key)
+	}
+}
