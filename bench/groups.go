@@ -18,6 +18,7 @@ func GroupRows(scale float64) []Row {
 	n := func(base int) int { return max(int(float64(base)*scale), 1000) }
 	return []Row{
 		drainRow(4, n(1_000_000)),
+		policyDrainRow(4, n(500_000)),
 		groupLatencyRow(4, 10_000, n(100_000)),
 		autoclaimRow(n(100_000)),
 		pelMemoryRow(n(1_000_000)),
@@ -88,52 +89,63 @@ func drainRow(consumers, entries int) Row {
 		Metrics: []Metric{{Name: fmt.Sprintf("drain %d entries, %d consumers, XREADGROUP COUNT 100 + XACK", entries, consumers),
 			Unit: "ops/s", Higher: true, Target: 0.9},
 			{Name: "drain, server CPU per entry", Unit: "µs", Target: 1.1}},
-		Run: func(t *Target) ([]float64, error) {
-			if err := fillStream(t.Addr, "bench:drain", entries); err != nil {
-				return nil, err
-			}
-			if err := createGroup(t, "bench:drain"); err != nil {
-				return nil, err
-			}
-			conns, err := dialN(t.Addr, consumers)
-			if err != nil {
-				return nil, err
-			}
-			defer closeAll(conns)
-			var drained atomic.Int64
-			var k atomic.Int64
-			start, cpu0, err := time.Now(), time.Duration(0), error(nil)
-			if cpu0, err = t.CPU(); err != nil {
-				return nil, err
-			}
-			err = parallel(conns, func(c *Conn) error {
-				name := "c" + strconv.Itoa(int(k.Add(1)))
-				for {
-					r, err := c.Do("XREADGROUP", "GROUP", benchGroup, name, "COUNT", "100", "STREAMS", "bench:drain", ">")
-					if err != nil {
-						return err
-					}
-					ids := entryIDs(r)
-					if ids == nil {
-						return nil
-					}
-					if err := ack(c, "bench:drain", ids); err != nil {
-						return err
-					}
-					drained.Add(int64(len(ids)))
-				}
-			})
-			elapsed := time.Since(start)
-			cpu1, cerr := t.CPU()
-			if err == nil {
-				err = cerr
-			}
-			if err == nil && drained.Load() != int64(entries) {
-				err = fmt.Errorf("drained %d of %d entries", drained.Load(), entries)
-			}
-			return []float64{float64(entries) / elapsed.Seconds(), float64(cpu1-cpu0) / float64(time.Microsecond) / float64(entries)}, err
-		},
+		Run: func(t *Target) ([]float64, error) { return drain(t, consumers, entries, nil) },
 	}
+}
+
+// drain fills a stream with entries, creates the bench group (with the
+// XGROUP SETPOLICY options given, if any) and drains it with consumers
+// doing XREADGROUP COUNT 100 + XACK; it returns entries per second and
+// server CPU µs per entry.
+func drain(t *Target, consumers, entries int, policy []string) ([]float64, error) {
+	if err := fillStream(t.Addr, "bench:drain", entries); err != nil {
+		return nil, err
+	}
+	if err := createGroup(t, "bench:drain"); err != nil {
+		return nil, err
+	}
+	if policy != nil {
+		if _, err := t.Do(append([]string{"XGROUP", "SETPOLICY", "bench:drain", benchGroup}, policy...)...); err != nil {
+			return nil, err
+		}
+	}
+	conns, err := dialN(t.Addr, consumers)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(conns)
+	var drained atomic.Int64
+	var k atomic.Int64
+	start, cpu0, err := time.Now(), time.Duration(0), error(nil)
+	if cpu0, err = t.CPU(); err != nil {
+		return nil, err
+	}
+	err = parallel(conns, func(c *Conn) error {
+		name := "c" + strconv.Itoa(int(k.Add(1)))
+		for {
+			r, err := c.Do("XREADGROUP", "GROUP", benchGroup, name, "COUNT", "100", "STREAMS", "bench:drain", ">")
+			if err != nil {
+				return err
+			}
+			ids := entryIDs(r)
+			if ids == nil {
+				return nil
+			}
+			if err := ack(c, "bench:drain", ids); err != nil {
+				return err
+			}
+			drained.Add(int64(len(ids)))
+		}
+	})
+	elapsed := time.Since(start)
+	cpu1, cerr := t.CPU()
+	if err == nil {
+		err = cerr
+	}
+	if err == nil && drained.Load() != int64(entries) {
+		err = fmt.Errorf("drained %d of %d entries", drained.Load(), entries)
+	}
+	return []float64{float64(entries) / elapsed.Seconds(), float64(cpu1-cpu0) / float64(time.Microsecond) / float64(entries)}, err
 }
 
 func groupLatencyRow(consumers, rate, total int) Row {
