@@ -274,8 +274,8 @@ func (s *Server) closeListeners() {
 	}
 }
 
-// cron runs Redis's periodic jobs — active expiry, stats sampling — hz
-// times a second until Close.
+// cron runs Redis's periodic jobs — active expiry, stats sampling — and
+// our own (the age-retention sweeper), hz times a second until Close.
 func (s *Server) cron() {
 	defer close(s.cronDone)
 	s.shard.mu.Lock()
@@ -296,6 +296,7 @@ func (s *Server) cron() {
 		} else if s.cluster.Leading() {
 			s.proposeExpiries()
 		}
+		s.sweepAged()
 		s.stats.sample()
 		s.persistCron(now)
 		if now.Sub(lastClients) >= time.Second {

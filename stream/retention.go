@@ -43,38 +43,38 @@ func (r Retention) cutoff(now int64) (ID, bool) {
 }
 
 // AgeTrimBound returns the MINID of the trim that removes, at time now,
-// the entries the age limit no longer allows, and whether that trim
-// would remove anything. With limit > 0 it removes at most limit entries:
-// the MINID is then the first too-old entry past the limit, so that a
-// sweeper's trim does bounded work. Under ACKED, entries a group still
-// needs are kept and not counted; the MINID then never goes past the
-// slowest group's last delivered ID, since every later entry is needed.
-func (s *Stream) AgeTrimBound(now int64, limit int) (ID, bool) {
+// the entries the age limit no longer allows, and n > 0 when that trim
+// would remove any. With limit > 0 it removes at most limit entries, and
+// n is how many: the MINID is then the first too-old entry past the
+// limit, so that a sweeper's trim does bounded work. Under ACKED,
+// entries a group still needs are kept and not counted, and the MINID
+// never goes past the slowest group's last delivered ID, since every
+// later entry is needed.
+func (s *Stream) AgeTrimBound(now int64, limit int) (minID ID, n int) {
 	cut, ok := s.retention.cutoff(now)
 	if !ok || s.length == 0 || !s.firstID.Less(cut) {
-		return ID{}, false
+		return ID{}, 0
 	}
 	acked := s.retention.Refs == Acked && s.groups.Len() > 0
 	if acked {
 		cut = s.capAtUndelivered(cut)
 	} else if limit == 0 {
-		return cut, true // the first entry is too old: the trim removes it
+		return cut, 1 // the first entry is too old: the trim removes it
 	}
 	it := s.Range(MinID, MaxID, false)
 	defer it.Close()
-	found := 0
 	for it.Next() && it.ID().Less(cut) {
 		switch {
 		case acked && s.Referenced(it.ID()):
 			continue
 		case limit == 0:
-			return cut, true
-		case found == limit:
-			return it.ID(), true
+			return cut, 1
+		case n == limit:
+			return it.ID(), n
 		}
-		found++
+		n++
 	}
-	return cut, found > 0
+	return cut, n
 }
 
 // capAtUndelivered lowers cut to just past the slowest group's last
@@ -92,8 +92,8 @@ func (s *Stream) capAtUndelivered(cut ID) ID {
 // TrimAged trims the entries too old at now (XADD's share of age
 // retention), exactly, and returns how many it removed.
 func (s *Stream) TrimAged(now int64) int64 {
-	minID, due := s.AgeTrimBound(now, 0)
-	if !due {
+	minID, n := s.AgeTrimBound(now, 0)
+	if n == 0 {
 		return 0
 	}
 	return s.Trim(Trim{Strategy: TrimMinID, MinID: minID, Refs: s.retention.Refs})

@@ -63,15 +63,15 @@ func TestTrimAgedKeepRef(t *testing.T) {
 
 func TestAgeTrimBoundLimit(t *testing.T) {
 	s := agedStream(t, 20, Retention{MaxAge: 5})
-	minID, due := s.AgeTrimBound(25, 6) // 19 entries too old, 6 allowed
-	if !due || minID != (ID{Ms: 7}) {
-		t.Fatalf("AgeTrimBound(25, 6) = %v %v, want 7-0 true", minID, due)
+	minID, n := s.AgeTrimBound(25, 6) // 19 entries too old, 6 allowed
+	if n != 6 || minID != (ID{Ms: 7}) {
+		t.Fatalf("AgeTrimBound(25, 6) = %v %d, want 7-0 6", minID, n)
 	}
-	minID, due = s.AgeTrimBound(25, 100)
-	if !due || minID != (ID{Ms: 20}) {
-		t.Fatalf("AgeTrimBound(25, 100) = %v %v, want the cutoff 20-0", minID, due)
+	minID, n = s.AgeTrimBound(25, 100)
+	if n != 19 || minID != (ID{Ms: 20}) {
+		t.Fatalf("AgeTrimBound(25, 100) = %v %d, want the cutoff 20-0, 19", minID, n)
 	}
-	if _, due = s.AgeTrimBound(5, 100); due {
+	if _, n = s.AgeTrimBound(5, 100); n != 0 {
 		t.Fatal("a cutoff at or before 0 makes nothing due")
 	}
 }
@@ -123,7 +123,7 @@ func TestTrimAgedModesWithGroup(t *testing.T) {
 		if got := s.Group([]byte("g")).Pending(); got != tc.pending {
 			t.Errorf("refs %d: %d pending, want %d", tc.refs, got, tc.pending)
 		}
-		if _, due := s.AgeTrimBound(now, 0); due {
+		if _, n := s.AgeTrimBound(now, 0); n != 0 {
 			t.Errorf("refs %d: still due after the trim", tc.refs)
 		}
 		if err := s.Check(); err != nil {
@@ -136,14 +136,14 @@ func TestAgeTrimBoundAckedLimit(t *testing.T) {
 	s := agedStream(t, 25, Retention{MaxAge: 10, Refs: Acked})
 	groupAt(t, s, "g", 12, 3, 7)
 	// Removable: 1,2,4,5,6,8,... The third removable is 4, the 4th is 5.
-	minID, due := s.AgeTrimBound(30, 3)
-	if !due || minID != (ID{Ms: 5}) {
-		t.Fatalf("AgeTrimBound(30, 3) = %v %v, want 5-0 true", minID, due)
+	minID, n := s.AgeTrimBound(30, 3)
+	if n != 3 || minID != (ID{Ms: 5}) {
+		t.Fatalf("AgeTrimBound(30, 3) = %v %d, want 5-0 3", minID, n)
 	}
 	// Past the slowest group's last ID everything is needed: the bound stops there.
-	minID, _ = s.AgeTrimBound(30, 100)
-	if minID != (ID{Ms: 12, Seq: 1}) {
-		t.Fatalf("AgeTrimBound(30, 100) = %v, want 12-1", minID)
+	minID, n = s.AgeTrimBound(30, 100)
+	if n != 10 || minID != (ID{Ms: 12, Seq: 1}) {
+		t.Fatalf("AgeTrimBound(30, 100) = %v %d, want 12-1 10", minID, n)
 	}
 }
 
