@@ -74,7 +74,10 @@ func (s *Server) sweepAged() {
 	}
 	now := s.shard.now()
 	visits, budget := sweepStreamsPerTick, sweepEntriesPerTick
-	for _, db := range s.shard.dbs {
+	dbs := s.shard.dbs
+	s.sweepFrom = (s.sweepFrom + 1) % len(dbs) // each db goes first in turn: none waits on another's many streams
+	for i := range dbs {
+		db := dbs[(s.sweepFrom+i)%len(dbs)]
 		keys := db.nextAged(visits)
 		visits -= len(keys)
 		for _, key := range keys {

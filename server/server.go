@@ -58,6 +58,7 @@ type Server struct {
 	shutdownBy                        chan string // receives why the server should stop (SHUTDOWN)
 	stopping                          bool        // shutting down: no command runs any more (shutdown.go)
 	memLimitFor                       int64       // the maxmemory the Go memory limit was last set for (outputlimit.go)
+	sweepFrom                         int         // the db the age sweeper starts its next tick at (retention.go)
 
 	// Not guarded by shard.mu.
 	logger      *slog.Logger
