@@ -231,7 +231,7 @@ func xcfgsetCommand(x *Ctx) {
 	changed := s.SetIDMPConfig(a.duration, a.maxSize)
 	if a.retention != nil && s.SetRetention(*a.retention) {
 		changed = true
-		x.db.trackAged(string(key), x.lookup(key))
+		x.db.trackAged(string(key), x.db.keys[string(key)])
 	}
 	if changed {
 		x.modified(key)
