@@ -42,14 +42,21 @@ func (r Retention) cutoff(now int64) (ID, bool) {
 	return ID{Ms: uint64(now - r.MaxAge)}, true
 }
 
+// ackedCheckLimit bounds how many entries TrimAged looks at, under
+// ACKED, for one a group no longer needs, so that an XADD never walks a
+// long run of entries a group still holds. Past it, the sweeper trims.
+const ackedCheckLimit = 128
+
 // AgeTrimBound returns the MINID of the trim that removes, at time now,
 // the entries the age limit no longer allows, and n > 0 when that trim
-// would remove any. With limit > 0 it removes at most limit entries, and
-// n is how many: the MINID is then the first too-old entry past the
-// limit, so that a sweeper's trim does bounded work. Under ACKED,
-// entries a group still needs are kept and not counted, and the MINID
+// would remove any. With limit > 0 the trim looks at no more than limit
+// entries (and so removes at most that many, n of them): the MINID is
+// then the first entry past them, so that a sweeper's trim does bounded
+// work. Under ACKED, entries a group still needs are kept; the MINID
 // never goes past the slowest group's last delivered ID, since every
-// later entry is needed.
+// later entry is needed. Without a limit, and under ACKED, only the
+// first ackedCheckLimit too-old entries are looked at for one that may
+// go: beyond a longer run of needed ones, n is 0.
 func (s *Stream) AgeTrimBound(now int64, limit int) (minID ID, n int) {
 	cut, ok := s.retention.cutoff(now)
 	if !ok || s.length == 0 || !s.firstID.Less(cut) {
@@ -61,16 +68,22 @@ func (s *Stream) AgeTrimBound(now int64, limit int) (minID ID, n int) {
 	} else if limit == 0 {
 		return cut, 1 // the first entry is too old: the trim removes it
 	}
+	visits := limit
+	if limit == 0 {
+		visits = ackedCheckLimit
+	}
 	it := s.Range(MinID, MaxID, false)
 	defer it.Close()
-	for it.Next() && it.ID().Less(cut) {
+	for seen := 0; it.Next() && it.ID().Less(cut); seen++ {
 		switch {
+		case seen == visits && limit > 0:
+			return it.ID(), n
+		case seen == visits:
+			return cut, 0
 		case acked && s.Referenced(it.ID()):
 			continue
 		case limit == 0:
 			return cut, 1
-		case n == limit:
-			return it.ID(), n
 		}
 		n++
 	}

@@ -135,10 +135,11 @@ func TestTrimAgedModesWithGroup(t *testing.T) {
 func TestAgeTrimBoundAckedLimit(t *testing.T) {
 	s := agedStream(t, 25, Retention{MaxAge: 10, Refs: Acked})
 	groupAt(t, s, "g", 12, 3, 7)
-	// Removable: 1,2,4,5,6,8,... The third removable is 4, the 4th is 5.
+	// Removable: 1,2,4,5,6,8,... Three entries looked at (1,2,3) hold
+	// two removable ones; the trim stops at 4.
 	minID, n := s.AgeTrimBound(30, 3)
-	if n != 3 || minID != (ID{Ms: 5}) {
-		t.Fatalf("AgeTrimBound(30, 3) = %v %d, want 5-0 3", minID, n)
+	if n != 2 || minID != (ID{Ms: 4}) {
+		t.Fatalf("AgeTrimBound(30, 3) = %v %d, want 4-0 2", minID, n)
 	}
 	// Past the slowest group's last ID everything is needed: the bound stops there.
 	minID, n = s.AgeTrimBound(30, 100)
@@ -163,5 +164,33 @@ func TestRetentionStateRoundTrip(t *testing.T) {
 		if _, err := FromState(&st); err == nil {
 			t.Errorf("FromState took retention %+v", bad)
 		}
+	}
+}
+
+// Under ACKED, XADD's trim looks for a removable entry among the first
+// ackedCheckLimit too-old ones only: behind a longer run of entries a
+// group holds, it trims nothing, and the sweeper's bounded trims take
+// over as the run is released.
+func TestTrimAgedAckedCheckIsBounded(t *testing.T) {
+	held := ackedCheckLimit + 10
+	s := agedStream(t, held+20, Retention{MaxAge: 10, Refs: Acked})
+	var pending []uint64
+	for ms := 1; ms <= held; ms++ {
+		pending = append(pending, uint64(ms))
+	}
+	groupAt(t, s, "g", uint64(held+20), pending...)
+	now := int64(held + 20 + 100) // every entry is too old
+	if n := s.TrimAged(now); n != 0 {
+		t.Fatalf("TrimAged walked past %d held entries and removed %d", ackedCheckLimit, n)
+	}
+	if _, n := s.AgeTrimBound(now, 100); n != 0 {
+		t.Fatalf("a sweep of 100 looked past its window: n=%d", n)
+	}
+	minID, n := s.AgeTrimBound(now, 1000)
+	if n != 20 || minID != (ID{Ms: uint64(held + 20), Seq: 1}) {
+		t.Fatalf("AgeTrimBound(now, 1000) = %v %d, want the 20 released entries", minID, n)
+	}
+	if got := s.Trim(Trim{Strategy: TrimMinID, MinID: minID, Refs: Acked}); got != 20 {
+		t.Fatalf("the sweeper's trim removed %d", got)
 	}
 }
