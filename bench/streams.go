@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -18,6 +19,7 @@ func StreamRows(scale float64) []Row {
 	return []Row{
 		xaddRow(50, 1, n(500_000)),
 		xaddRow(50, 16, n(2_000_000)),
+		xaddMaxAgeRow(50, n(500_000)),
 		xrangeRow(false, 50, n(1_000_000), n(200_000)),
 		xrangeRow(true, 50, n(1_000_000), n(200_000)),
 		xreadLatencyRow(10, 10_000, n(100_000)),
@@ -43,6 +45,31 @@ func xaddRow(clients, pipeline, total int) Row {
 		Run: func(t *Target) ([]float64, error) {
 			req := Encode(append([]string{"XADD", "bench:stream", "*"}, twoFields...)...)
 			ops, err := throughput(t.Addr, clients, total, pipeline, req)
+			return []float64{ops}, err
+		},
+	}
+}
+
+// xaddMaxAgeRow is xaddRow's unpipelined load on a stream with an age
+// limit of a second (XCFGSET MAXAGE, ours alone), so once the first
+// second has passed every XADD also trims the entry that aged out. Redis
+// has no age limit: its side adds to a plain stream, so beside the plain
+// row the ratio shows what the limit costs.
+func xaddMaxAgeRow(clients, total int) Row {
+	return Row{
+		Group:   "streams",
+		Metrics: []Metric{{Name: fmt.Sprintf("XADD, %d clients, MAXAGE 1000 ms stream (redis: plain)", clients), Unit: "ops/s", Higher: true, Target: 0.9}},
+		Run: func(t *Target) ([]float64, error) {
+			const key = "bench:aged"
+			if strings.HasPrefix(t.Name, "redstream") {
+				if _, err := t.Do(append([]string{"XADD", key, "*"}, twoFields...)...); err != nil {
+					return nil, err
+				}
+				if r, err := t.Do("XCFGSET", key, "MAXAGE", "1000"); err != nil || r.Str != "OK" {
+					return nil, fmt.Errorf("XCFGSET MAXAGE: %v %v", r, err)
+				}
+			}
+			ops, err := throughput(t.Addr, clients, total, 1, Encode(append([]string{"XADD", key, "*"}, twoFields...)...))
 			return []float64{ops}, err
 		},
 	}

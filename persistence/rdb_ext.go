@@ -16,6 +16,8 @@ const (
 	extVersion   = 1
 	extTagActive = 1 // consumer active times
 	extTagIDMP   = 2 // idempotent-producer state
+	// Tags 3 and 4 belong to other issue-15 state (dead letters, delayed entries).
+	extTagRetention = 5 // age limit (XCFGSET MAXAGE)
 )
 
 type extKey struct {
@@ -29,11 +31,12 @@ type streamExt struct {
 	key    []byte
 	active map[string]map[string]int64 // group → consumer → active time
 	idmp   *stream.IDMPState
+	age    *stream.Retention
 }
 
 // needsExt reports whether s has state version 10 cannot hold.
 func needsExt(s *stream.State) bool {
-	if s.IDMP != nil {
+	if s.IDMP != nil || s.Retention.MaxAge != 0 {
 		return true
 	}
 	for _, g := range s.Groups {
@@ -58,6 +61,10 @@ func appendExt(dst []byte, db int, key []byte, s *stream.State) []byte {
 	if s.IDMP != nil {
 		dst = append(dst, extTagIDMP)
 		dst = appendStr(dst, appendIDMP(nil, s.IDMP))
+	}
+	if s.Retention.MaxAge != 0 {
+		dst = append(dst, extTagRetention)
+		dst = appendStr(dst, append(appendLen(nil, uint64(s.Retention.MaxAge)), byte(s.Retention.Refs)))
 	}
 	return dst
 }
@@ -194,6 +201,8 @@ func parseExt(b []byte) (*streamExt, error) {
 			e.active = parseActive(body)
 		case extTagIDMP:
 			e.idmp = parseIDMP(body)
+		case extTagRetention:
+			e.age = &stream.Retention{MaxAge: int64(body.len("max age")), Refs: stream.RefPolicy(body.u8("max age policy"))}
 		} // other tags are from a later writer: skipped
 		if body.err != nil {
 			return nil, body.err
@@ -265,6 +274,9 @@ func applyExt(s *stream.State, e *streamExt) error {
 	}
 	if e.idmp != nil {
 		s.IDMP = e.idmp
+	}
+	if e.age != nil {
+		s.Retention = *e.age // stream.FromState refuses one out of range
 	}
 	return nil
 }

@@ -224,6 +224,9 @@ func dumpStream(w io.Writer, s *stream.State) {
 			fmt.Fprintf(w, "   consumer %q seen=%d active=%d pel=%v\n", c.Name, c.SeenTime, c.ActiveTime, c.PEL)
 		}
 	}
+	if r := s.Retention; r.MaxAge != 0 {
+		fmt.Fprintf(w, "  max-age=%d refs=%d\n", r.MaxAge, r.Refs)
+	}
 	if m := s.IDMP; m != nil {
 		fmt.Fprintf(w, "  idmp duration=%d maxsize=%d added=%d dups=%d\n", m.Duration, m.MaxSize, m.Added, m.Duplicates)
 		for _, p := range m.Producers {

@@ -349,7 +349,7 @@ func parseIDsBlock(x *Ctx, from int) (a idsArgs, ok bool) {
 	for i := from; i < len(x.argv); i++ {
 		arg := x.argv[i]
 		switch {
-		case !policySet && (eqFold(arg, "keepref") || eqFold(arg, "delref") || eqFold(arg, "acked")):
+		case !policySet && isRefPolicyWord(arg):
 			a.policy, policySet = refPolicy(arg), true
 		case a.ids == nil && eqFold(arg, "ids") && i+1 < len(x.argv):
 			n, isInt := resp.ParseInt(x.argv[i+1])
@@ -375,6 +375,11 @@ func parseIDsBlock(x *Ctx, from int) (a idsArgs, ok bool) {
 		return a, false
 	}
 	return a, true
+}
+
+// isRefPolicyWord reports whether arg is KEEPREF, DELREF or ACKED.
+func isRefPolicyWord(arg []byte) bool {
+	return eqFold(arg, "keepref") || eqFold(arg, "delref") || eqFold(arg, "acked")
 }
 
 func refPolicy(arg []byte) stream.RefPolicy {

@@ -30,7 +30,7 @@ var streamSpecs = []spec{
 	{name: "xsetid", arity: -3, flags: "write denyoom fast", first: 1, last: 1, step: 1, group: "stream", since: "5.0.0",
 		syntax: "key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]", summary: "An internal command for replicating stream values.", run: xsetidCommand},
 	{name: "xcfgset", arity: -2, flags: "write fast", first: 1, last: 1, step: 1, group: "stream", since: "8.6.0",
-		syntax: "key [IDMP-DURATION idmp-duration] [IDMP-MAXSIZE idmp-maxsize]", summary: "Sets the IDMP configuration parameters for a stream.", run: xcfgsetCommand},
+		syntax: "key [IDMP-DURATION idmp-duration] [IDMP-MAXSIZE idmp-maxsize] [MAXAGE maxage [KEEPREF | DELREF | ACKED]]", summary: "Sets the IDMP configuration parameters for a stream.", run: xcfgsetCommand},
 	{name: "xinfo", arity: -2, flags: "", group: "stream", since: "5.0.0", summary: "A container for stream introspection commands."},
 	{name: "xinfo|stream", arity: -3, flags: "readonly", first: 2, last: 2, step: 1, group: "stream", since: "5.0.0",
 		syntax: "key [FULL [COUNT count]]", summary: "Returns information about a stream.", run: xinfoStreamCommand},
@@ -66,6 +66,7 @@ const (
 	errXCfgSetNothing    = "ERR At least one parameter must be specified: IDMP-DURATION or IDMP-MAXSIZE"
 	errXCfgSetDuration   = "ERR IDMP-DURATION must be between 1 and 86400 seconds"
 	errXCfgSetMaxSize    = "ERR IDMP-MAXSIZE must be between 1 and 10000 entries"
+	errXCfgSetMaxAge     = "ERR MAXAGE must be between 0 and 9223372036854775807 milliseconds"
 	errXInfoSubcommand   = "ERR unknown subcommand or wrong number of arguments for '%s'. Try XINFO HELP."
 	approxTrimMaxLimit   = 1_000_000 // the default LIMIT of a "~" trim is capped here
 	approxTrimNodesLimit = 100       // ... and is this many nodes' worth of entries
@@ -135,7 +136,9 @@ func parseStrictID(x *Ctx, b []byte) (stream.ID, bool) {
 }
 
 // xaddCommand serves XADD: parse the options, add the entry (or, for a
-// remembered IDMP producer and iid, answer the original ID), then trim.
+// remembered IDMP producer and iid, answer the original ID), then trim:
+// as the options say, then what the stream's age limit no longer allows
+// at the record's time.
 // "*" is logged as sent: the record's time reproduces the same ID.
 func xaddCommand(x *Ctx) {
 	a, fv, ok := parseXAdd(x)
@@ -167,9 +170,10 @@ func xaddCommand(x *Ctx) {
 	if a.trim.Strategy != stream.TrimNone {
 		s.Trim(a.trim)
 		if a.trim.Approx {
-			logExactTrim(x, s, &a)
+			logExactTrim(x, s, &a) // before the age trim, which replay repeats
 		}
 	}
+	s.TrimAged(x.now)
 }
 
 // parseXAdd parses XADD's options and ID, and checks its field-value

@@ -40,6 +40,10 @@ type DB struct {
 	// key ends their wait (group_block.go), so remove signals it.
 	groupWaits map[string]int
 	used       int64 // the bytes its keys hold, as MEMORY USAGE counts them (memory.go)
+	// aged holds the keys of the streams with an age limit, for the
+	// sweeper, which resumes after agedCursor (retention.go).
+	aged       *btree.BTreeG[string]
+	agedCursor string
 	shard      *Shard
 }
 
@@ -70,6 +74,7 @@ func (db *DB) reset() {
 	db.keys = make(map[string]*Object)
 	db.expires = make(map[string]int64)
 	db.order = btree.NewG(32, scanLess)
+	db.aged = newAgedSet()
 	db.used = 0
 }
 
@@ -87,6 +92,7 @@ func (db *DB) insert(key string, o *Object) {
 	if o.expireAt != 0 {
 		db.expires[key] = o.expireAt
 	}
+	db.trackAged(key, o)
 }
 
 // remove deletes key if present and returns its object. Lock should be
@@ -102,6 +108,9 @@ func (db *DB) remove(key string) *Object {
 	db.order.Delete(scanEntry{db.hash(key), key})
 	if o.expireAt != 0 {
 		delete(db.expires, key)
+	}
+	if db.aged.Len() > 0 {
+		db.aged.Delete(key)
 	}
 	if len(db.groupWaits) > 0 && db.groupWaits[key] > 0 {
 		db.shard.signalReady(db, []byte(key))

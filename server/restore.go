@@ -39,7 +39,7 @@ func (sh *Shard) Restore(load func(put Put) error) error {
 
 	fresh := make([]restoredDB, n)
 	for i := range fresh {
-		fresh[i] = restoredDB{keys: map[string]*Object{}, expires: map[string]int64{}, order: btree.NewG(32, scanLess), seed: seeds[i]}
+		fresh[i] = restoredDB{keys: map[string]*Object{}, expires: map[string]int64{}, order: btree.NewG(32, scanLess), aged: newAgedSet(), seed: seeds[i]}
 	}
 	put := func(db int, key string, value any, expireAt int64) error {
 		if db < 0 || db >= n {
@@ -68,7 +68,7 @@ func (sh *Shard) Restore(load func(put Put) error) error {
 		for key := range db.watchers {
 			sh.node.touchWatched(db, []byte(key))
 		}
-		db.keys, db.expires, db.order, db.used = fresh[i].keys, fresh[i].expires, fresh[i].order, fresh[i].used
+		db.keys, db.expires, db.order, db.aged, db.used = fresh[i].keys, fresh[i].expires, fresh[i].order, fresh[i].aged, fresh[i].used
 		for key := range db.waiters {
 			sh.signalReady(db, []byte(key))
 		}
@@ -83,6 +83,7 @@ type restoredDB struct {
 	keys    map[string]*Object
 	expires map[string]int64
 	order   *btree.BTreeG[scanEntry]
+	aged    *btree.BTreeG[string] // streams with an age limit (a replaced key may stay: stale entries are fine)
 	seed    maphash.Seed
 	used    int64
 }
@@ -99,6 +100,9 @@ func (r *restoredDB) put(key string, o *Object) {
 	delete(r.expires, key)
 	if o.expireAt != 0 {
 		r.expires[key] = o.expireAt
+	}
+	if hasAgeLimit(o) {
+		r.aged.ReplaceOrInsert(key)
 	}
 }
 

@@ -58,6 +58,7 @@ type Server struct {
 	shutdownBy                        chan string // receives why the server should stop (SHUTDOWN)
 	stopping                          bool        // shutting down: no command runs any more (shutdown.go)
 	memLimitFor                       int64       // the maxmemory the Go memory limit was last set for (outputlimit.go)
+	sweepFrom                         int         // the db the age sweeper starts its next tick at (retention.go)
 
 	// Not guarded by shard.mu.
 	logger      *slog.Logger
@@ -274,8 +275,8 @@ func (s *Server) closeListeners() {
 	}
 }
 
-// cron runs Redis's periodic jobs — active expiry, stats sampling — hz
-// times a second until Close.
+// cron runs Redis's periodic jobs — active expiry, stats sampling — and
+// our own (the age-retention sweeper), hz times a second until Close.
 func (s *Server) cron() {
 	defer close(s.cronDone)
 	s.shard.mu.Lock()
@@ -296,6 +297,7 @@ func (s *Server) cron() {
 		} else if s.cluster.Leading() {
 			s.proposeExpiries()
 		}
+		s.sweepAged()
 		s.stats.sample()
 		s.persistCron(now)
 		if now.Sub(lastClients) >= time.Second {

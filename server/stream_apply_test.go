@@ -53,8 +53,8 @@ func dumpStreams(t testing.TB, s *Server, layout bool) string {
 			if err := st.Check(); err != nil {
 				t.Errorf("stream %q: %v", k, err)
 			}
-			fmt.Fprintf(&b, "db%d %q len=%d last=%s first=%s maxdel=%s added=%d idmp=%+v\n", db.index, k, st.Len(),
-				st.LastID(), st.FirstID(), st.MaxDeletedID(), st.EntriesAdded(), st.IDMPStats(s.shard.lastTime))
+			fmt.Fprintf(&b, "db%d %q len=%d last=%s first=%s maxdel=%s added=%d idmp=%+v age=%+v\n", db.index, k, st.Len(),
+				st.LastID(), st.FirstID(), st.MaxDeletedID(), st.EntriesAdded(), st.IDMPStats(s.shard.lastTime), st.Retention())
 			if layout {
 				fmt.Fprintf(&b, "  nodes=%d rax=%d\n", st.Nodes(), st.RadixNodes())
 			}
@@ -108,6 +108,7 @@ func streamMix(rng *rand.Rand) []string {
 		{"XDEL", k, "0-1", "1-0"}, {"XTRIM", k, "MAXLEN", "~", n}, {"XTRIM", k, "MAXLEN", n},
 		{"XTRIM", k, "MINID", "~", "2-0", "LIMIT", "5"}, {"XSETID", k, "99999999999999-0"},
 		{"XCFGSET", k, "IDMP-MAXSIZE", fmt.Sprint(1 + rng.IntN(3))}, {"RPUSH", "l", v},
+		{"XCFGSET", k, "MAXAGE", []string{"0", "3", "60000"}[rng.IntN(3)], []string{"KEEPREF", "DELREF", "ACKED"}[rng.IntN(3)]},
 		{"DEL", k}, {"RENAME", k, k2}, {"COPY", k, k2, "REPLACE"}, {"XREAD", "STREAMS", k, "0"},
 	}
 	cmds = append(cmds, groupMix(rng, k, k2, n)...)
@@ -151,6 +152,11 @@ func TestStreamReplayReproducesState(t *testing.T) {
 			cmd[2] = xdelTarget(live, cmd[1])
 		}
 		pickIDs(live, rng, cmd)
+		if i%50 == 0 { // the age sweeper's logged XTRIMs, between commands as the cron's
+			live.shard.mu.Lock()
+			live.sweepAged()
+			live.shard.mu.Unlock()
+		}
 		if i == 2000 {
 			c.do("CONFIG", "SET", "stream-node-max-entries", "2") // live layout changes mid-run
 			log.mu.Lock()
@@ -160,7 +166,13 @@ func TestStreamReplayReproducesState(t *testing.T) {
 		c.do(cmd...)
 	}
 	want := dumpStreams(t, live, true)
-	if !strings.Contains(want, "idmp={Duration:100 MaxSize:") || strings.Count(want, "\n") < 20 ||
+	sweeps := 0
+	for _, rec := range log.records {
+		if a := rec.Argv; len(a) == 5 && string(a[0]) == "XTRIM" && string(a[2]) == "MINID" && isRefPolicyWord(a[4]) {
+			sweeps++ // only the sweeper writes that shape here
+		}
+	}
+	if !strings.Contains(want, "idmp={Duration:100 MaxSize:") || sweeps == 0 || strings.Count(want, "\n") < 20 ||
 		strings.Count(want, " t=") < 10 || strings.Count(want, "consumer ") < 5 {
 		t.Fatalf("the mix built too little:\n%s", want)
 	}

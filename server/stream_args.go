@@ -65,7 +65,7 @@ func (a *addTrimArgs) parseOption(x *Ctx, i int, xadd bool) (last int, msg strin
 		i, msg = a.parseLimit(x, i)
 	case xadd && eqFold(opt, "nomkstream"):
 		a.noMkStream = true
-	case !a.refGiven && (eqFold(opt, "keepref") || eqFold(opt, "delref") || eqFold(opt, "acked")):
+	case !a.refGiven && isRefPolicyWord(opt):
 		a.refGiven, a.trim.Refs = true, refPolicy(opt) // one policy at most
 	case xadd && more > 0 && eqFold(opt, "idmpauto"):
 		i, msg = a.parseIDMP(x, i, true)

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/redstream/redstream/resp"
 	"github.com/redstream/redstream/stream"
@@ -24,7 +25,7 @@ func xinfoStreamCommand(x *Ctx) {
 		writeXInfoFull(x, s, count)
 		return
 	}
-	x.w.Map(16)
+	x.w.Map(16 + retentionFields(s))
 	writeStreamCounters(x, s)
 	x.w.BulkString("groups")
 	x.w.Int(int64(s.NumGroups()))
@@ -37,7 +38,7 @@ func xinfoStreamCommand(x *Ctx) {
 // writeXInfoFull writes XINFO STREAM FULL: the counters, the first count
 // entries (0: all) and the consumer groups.
 func writeXInfoFull(x *Ctx, s *stream.Stream, count int) {
-	x.w.Map(15)
+	x.w.Map(15 + retentionFields(s))
 	writeStreamCounters(x, s)
 	x.w.BulkString("entries")
 	mark, n := x.w.Mark(), 0
@@ -84,7 +85,7 @@ func clipArg(b []byte) []byte {
 }
 
 // writeStreamCounters writes the fields the summary and FULL share,
-// Redis 8.6's IDMP figures included.
+// Redis 8.6's IDMP figures included, and the age limit when there is one.
 func writeStreamCounters(x *Ctx, s *stream.Stream) {
 	w := x.w
 	w.BulkString("length")
@@ -112,6 +113,21 @@ func writeStreamCounters(x *Ctx, s *stream.Stream) {
 		w.BulkString(f.name)
 		w.Int(f.v)
 	}
+	if r := s.Retention(); r.MaxAge > 0 {
+		w.BulkString("max-age")
+		w.Int(r.MaxAge)
+		w.BulkString("max-age-mode")
+		w.BulkString(strings.ToLower(refPolicyName(r.Refs)))
+	}
+}
+
+// retentionFields is how many fields the age limit adds to XINFO STREAM:
+// none without one, so a Redis client's reply is Redis's.
+func retentionFields(s *stream.Stream) int {
+	if s.Retention().MaxAge > 0 {
+		return 2
+	}
+	return 0
 }
 
 // writeEdgeEntry writes the first (or last) live entry, or a null.
@@ -198,9 +214,12 @@ func parseXSetIDOptions(x *Ctx, last stream.ID) (added int64, maxDel stream.ID, 
 }
 
 // xcfgsetCommand serves XCFGSET key [IDMP-DURATION s] [IDMP-MAXSIZE n]
-// (Redis 8.6). A change of either value forgets every remembered iid.
+// (Redis 8.6) [MAXAGE ms [KEEPREF|DELREF|ACKED]] (ours: age retention,
+// retention.go). A change of either IDMP value forgets every remembered
+// iid. Setting an age limit trims nothing by itself: the next XADD or
+// the sweeper does.
 func xcfgsetCommand(x *Ctx) {
-	duration, maxSize, ok := parseXCfgSet(x)
+	a, ok := parseXCfgSet(x)
 	if !ok {
 		return
 	}
@@ -209,39 +228,61 @@ func xcfgsetCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	if s.SetIDMPConfig(duration, maxSize) {
+	changed := s.SetIDMPConfig(a.duration, a.maxSize)
+	if a.retention != nil && s.SetRetention(*a.retention) {
+		changed = true
+		x.db.trackAged(string(key), x.db.keys[string(key)])
+	}
+	if changed {
 		x.modified(key)
 	}
 	x.w.OK()
 }
 
-func parseXCfgSet(x *Ctx) (duration, maxSize int64, ok bool) {
+// xcfgsetArgs are XCFGSET's options; zero IDMP values keep the current
+// ones, and a nil retention leaves the age limit as it is.
+type xcfgsetArgs struct {
+	duration, maxSize int64
+	retention         *stream.Retention
+}
+
+func parseXCfgSet(x *Ctx) (a xcfgsetArgs, ok bool) {
 	if len(x.argv) == 2 {
 		x.error(errXCfgSetNothing)
-		return 0, 0, false
+		return a, false
 	}
 	for i := 2; i < len(x.argv); i += 2 {
-		isDuration := eqFold(x.argv[i], "idmp-duration")
-		if (!isDuration && !eqFold(x.argv[i], "idmp-maxsize")) || i+1 >= len(x.argv) {
+		isDuration, isMaxAge := eqFold(x.argv[i], "idmp-duration"), eqFold(x.argv[i], "maxage")
+		if (!isDuration && !isMaxAge && !eqFold(x.argv[i], "idmp-maxsize")) || i+1 >= len(x.argv) {
 			x.error(resp.ErrSyntax)
-			return 0, 0, false
+			return a, false
 		}
 		n, isInt := resp.ParseInt(x.argv[i+1])
 		switch {
 		case !isInt:
 			x.error(resp.ErrNotInteger)
-			return 0, 0, false
+			return a, false
+		case isMaxAge && n < 0:
+			x.error(errXCfgSetMaxAge)
+			return a, false
+		case isMaxAge:
+			r := stream.Retention{MaxAge: n}
+			if i+2 < len(x.argv) && isRefPolicyWord(x.argv[i+2]) {
+				r.Refs = refPolicy(x.argv[i+2])
+				i++
+			}
+			a.retention = &r
 		case isDuration && (n < 1 || n > stream.MaxIDMPDuration):
 			x.error(errXCfgSetDuration)
-			return 0, 0, false
+			return a, false
 		case !isDuration && (n < 1 || n > stream.MaxIDMPMaxSize):
 			x.error(errXCfgSetMaxSize)
-			return 0, 0, false
+			return a, false
 		case isDuration:
-			duration = n
+			a.duration = n
 		default:
-			maxSize = n
+			a.maxSize = n
 		}
 	}
-	return duration, maxSize, true
+	return a, true
 }

@@ -108,7 +108,9 @@
 // largest deleted ID and the number of entries ever added; consumer groups
 // use them to compute lag (Stream.Lag). Redis 8.6's idempotent
 // production (XADD IDMP/IDMPAUTO, XCFGSET) keeps per-producer maps of
-// recent idempotency IDs: see IDMPLookup.
+// recent idempotency IDs: see IDMPLookup. Beyond Redis, an age limit
+// (XCFGSET MAXAGE) says which entries are too old at a given time; the
+// caller trims them (Retention, AgeTrimBound, TrimAged).
 //
 // # Consumer groups
 //

@@ -137,7 +137,7 @@ func (s *Stream) copyHeader() *Stream {
 	return &Stream{
 		length: s.length, lastID: s.lastID, firstID: s.firstID,
 		maxDeletedID: s.maxDeletedID, entriesAdded: s.entriesAdded,
-		idmp: s.idmp.clone(), nodeHint: s.nodeHint, hadGroups: s.hadGroups,
+		idmp: s.idmp.clone(), retention: s.retention, nodeHint: s.nodeHint, hadGroups: s.hadGroups,
 	}
 }
 

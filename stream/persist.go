@@ -25,6 +25,7 @@ type State struct {
 	EntriesAdded uint64 // entries ever added
 	Groups       []GroupState
 	IDMP         *IDMPState // nil when at the defaults with nothing recorded
+	Retention    Retention  // age limit; zero when none
 }
 
 // Node is one node: its master ID and its listpack.
@@ -38,7 +39,7 @@ type Node struct {
 // the bytes must outlive the lock.
 func (s *Stream) State() State {
 	st := State{Length: s.length, LastID: s.lastID, FirstID: s.firstID,
-		MaxDeletedID: s.maxDeletedID, EntriesAdded: s.entriesAdded, Groups: s.groupStates()}
+		MaxDeletedID: s.maxDeletedID, EntriesAdded: s.entriesAdded, Groups: s.groupStates(), Retention: s.retention}
 	for k, n := range s.rax.All() {
 		st.Nodes = append(st.Nodes, Node{Master: IDFromKey(k), Listpack: n.lp})
 	}
@@ -65,6 +66,10 @@ func FromState(st *State) (*Stream, error) {
 	if st.IDMP != nil {
 		s.setIDMP(st.IDMP)
 	}
+	if !st.Retention.valid() {
+		return nil, corruptf("age limit %d ms with reference policy %d", st.Retention.MaxAge, st.Retention.Refs)
+	}
+	s.retention = st.Retention
 	return s, nil
 }
 

@@ -56,7 +56,8 @@ type Stream struct {
 	// can count a stream's memory after every write without a walk.
 	nodeBytes int64
 
-	idmp idmpState
+	idmp      idmpState
+	retention Retention // age limit (retention.go)
 
 	// Consumer groups by name (see group.go), beside the entries their
 	// PELs point into. hadGroups remembers that the stream ever had one:
