@@ -141,7 +141,8 @@ an AUX field named "redstream-stream-ext" placed just before the stream's
 key (and before its expiry). Redis ignores the field; our reader holds it
 until the key arrives and attaches it. The field is written only when
 needed: when some consumer's active time differs from its seen time (the
-reader's default, as in Redis) or the stream has IDMP state.
+reader's default, as in Redis), the stream has IDMP state or delayed
+entries.
 
 The field's value is binary, made of RDB lengths (len), plain strings
 (str: a length and the bytes, never integer- or LZF-encoded) and 8-byte
@@ -166,6 +167,16 @@ little-endian millisecond times (ms):
 	      per producer: pid str | iid count len
 	                    per iid (oldest first): iid str | entry ID ms len
 	                                            entry ID seq len | recorded at ms
+
+	tag 4, delayed entries (XADD DELAY / AT) not yet due, in ID order:
+	    entry count len
+	      per entry: reserved ID ms len | reserved ID seq len
+	                 field-and-value count len | each: str
+
+Tags 3 and 5 are the consumer-group policy and age retention. A stream
+without delayed entries writes no tag 4 (and no field at all when it
+needs none of the others), so its file loads in Redis 7 unchanged; Redis
+ignores the field, and with it the delayed entries, in any case.
 
 A field that names a key the file does not hold, a group or consumer the
 stream lacks, or has a version other than 1 is an error.

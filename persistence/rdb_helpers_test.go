@@ -224,6 +224,9 @@ func dumpStream(w io.Writer, s *stream.State) {
 			fmt.Fprintf(w, "   consumer %q seen=%d active=%d pel=%v\n", c.Name, c.SeenTime, c.ActiveTime, c.PEL)
 		}
 	}
+	for _, e := range s.Delayed {
+		fmt.Fprintf(w, "  delayed %s %q\n", e.ID, e.Fields)
+	}
 	if m := s.IDMP; m != nil {
 		fmt.Fprintf(w, "  idmp duration=%d maxsize=%d added=%d dups=%d\n", m.Duration, m.MaxSize, m.Added, m.Duplicates)
 		for _, p := range m.Producers {

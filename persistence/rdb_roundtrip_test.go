@@ -64,6 +64,11 @@ func roundTripEntries() []*Entry {
 		{PID: []byte("p1"), IIDs: []stream.IDMPRecord{{IID: []byte("i1"), ID: sid(1001, 1), Time: 1700000000000}, {IID: []byte("i2"), ID: sid(1002, 2), Time: 1700000000005}}},
 		{PID: []byte("p2"), IIDs: []stream.IDMPRecord{{IID: []byte("i1"), ID: sid(1004, 1), Time: 1700000000009}}},
 	}}
+	withDelayed := sampleState()
+	withDelayed.Delayed = []stream.DelayedEntry{
+		{ID: sid(4102444800000, 0), Fields: [][]byte{[]byte("job"), []byte("a")}},
+		{ID: sid(4102444800000, 1), Fields: [][]byte{[]byte("job"), []byte("12"), []byte("n"), []byte("")}},
+	}
 	empty := &stream.State{LastID: sid(5, 5), EntriesAdded: 2, MaxDeletedID: sid(5, 5),
 		Groups: []stream.GroupState{{Name: []byte("g"), LastID: sid(5, 5), EntriesRead: 2}}}
 	rest := []*Entry{
@@ -72,6 +77,7 @@ func roundTripEntries() []*Entry {
 		{DB: 0, Key: []byte("stream"), Value: sampleStream()},
 		{DB: 3, Key: []byte("idmp"), Value: mustStream(withIDMP), HasExpire: true, ExpireAt: 1},
 		{DB: 3, Key: []byte("empty-stream"), Value: mustStream(empty)},
+		{DB: 3, Key: []byte("delayed"), Value: mustStream(withDelayed)},
 		{DB: 15, Key: []byte("k"), Value: String("v")},
 	}
 	return append(strs, rest...)
@@ -141,8 +147,8 @@ func TestRoundTrip(t *testing.T) {
 			if v, _ := d.Version(); v != RDBVersion {
 				t.Fatalf("version %d", v)
 			}
-			if d.Stats().RedstreamExts != 2 {
-				t.Fatalf("%d extension fields applied, want 2", d.Stats().RedstreamExts)
+			if d.Stats().RedstreamExts != 3 {
+				t.Fatalf("%d extension fields applied, want 3", d.Stats().RedstreamExts)
 			}
 		})
 	}
