@@ -147,10 +147,18 @@ func xaddCommand(x *Ctx) {
 	if !ok {
 		return
 	}
+	if !created {
+		releaseDue(x, key, s) // first what is due by now, so IDs stay in order
+	}
 	if a.pid != nil && !created && xaddDuplicate(x, s, &a, fv) {
 		return
 	}
-	id, ok := xaddEntry(x, s, &a, fv)
+	var id stream.ID
+	if a.delayGiven && a.due > x.now {
+		id, ok = xaddDelayed(x, s, &a, fv)
+	} else {
+		id, ok = xaddEntry(x, s, &a, fv)
+	}
 	if !ok {
 		return
 	}
@@ -158,7 +166,9 @@ func xaddCommand(x *Ctx) {
 		x.setKey(key, &Object{value: s})
 	} else {
 		x.modified(key)
-		x.signalReady(key)
+		if !a.delayGiven || a.due <= x.now { // a delayed entry makes nothing readable yet
+			x.signalReady(key)
+		}
 	}
 	if a.pid != nil {
 		s.IDMPRecord(a.pid, a.iid, id, x.now)
@@ -333,7 +343,7 @@ func xdelCommand(x *Ctx) {
 	}
 	var n int64
 	for _, id := range ids {
-		if s.Delete(id) {
+		if s.Delete(id) || s.CancelDelayed(id) { // a reserved ID cancels its delayed entry
 			n++
 		}
 	}

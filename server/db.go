@@ -87,6 +87,7 @@ func (db *DB) insert(key string, o *Object) {
 	if o.expireAt != 0 {
 		db.expires[key] = o.expireAt
 	}
+	db.shard.noteDelayed(db, key, o)
 }
 
 // remove deletes key if present and returns its object. Lock should be

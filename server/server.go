@@ -296,6 +296,7 @@ func (s *Server) cron() {
 		} else if s.cluster.Leading() {
 			s.proposeExpiries()
 		}
+		s.releaseDelayed() // the timer's fallback
 		s.stats.sample()
 		s.persistCron(now)
 		if now.Sub(lastClients) >= time.Second {

@@ -24,7 +24,7 @@ func xinfoStreamCommand(x *Ctx) {
 		writeXInfoFull(x, s, count)
 		return
 	}
-	x.w.Map(16)
+	x.w.Map(16 + delayInfoFields(s))
 	writeStreamCounters(x, s)
 	x.w.BulkString("groups")
 	x.w.Int(int64(s.NumGroups()))
@@ -37,7 +37,7 @@ func xinfoStreamCommand(x *Ctx) {
 // writeXInfoFull writes XINFO STREAM FULL: the counters, the first count
 // entries (0: all) and the consumer groups.
 func writeXInfoFull(x *Ctx, s *stream.Stream, count int) {
-	x.w.Map(15)
+	x.w.Map(15 + delayInfoFields(s))
 	writeStreamCounters(x, s)
 	x.w.BulkString("entries")
 	mark, n := x.w.Mark(), 0
@@ -112,6 +112,7 @@ func writeStreamCounters(x *Ctx, s *stream.Stream) {
 		w.BulkString(f.name)
 		w.Int(f.v)
 	}
+	writeDelayInfo(w, s)
 }
 
 // writeEdgeEntry writes the first (or last) live entry, or a null.
