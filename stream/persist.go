@@ -24,7 +24,7 @@ type State struct {
 	MaxDeletedID ID     // the largest ID deleted, or 0-0
 	EntriesAdded uint64 // entries ever added
 	Groups       []GroupState
-	IDMP         *IDMPState // nil when at the defaults with nothing recorded
+	IDMP         *IDMPState     // nil when at the defaults with nothing recorded
 	Delayed      []DelayedEntry // entries not yet due (XADD DELAY/AT), in ID order
 }
 
