@@ -37,6 +37,7 @@ type delayed struct {
 type dnode struct {
 	lp    listpack.Listpack
 	count int
+	last  ID // the ID of its last entry: adding past it, the common case, walks nothing
 	epoch uint64
 }
 
@@ -107,6 +108,18 @@ func dentryElems(base, id ID, fv [][]byte) [][]byte {
 	return append(elems, fv...)
 }
 
+// appendDEntry appends an entry after a node's last, without allocating
+// (but to grow the node).
+func appendDEntry(lp listpack.Listpack, base, id ID, fv [][]byte) listpack.Listpack {
+	lp = lp.AppendInt(int64(id.Ms - base.Ms))
+	lp = lp.AppendInt(int64(id.Seq - base.Seq))
+	lp = lp.AppendInt(int64(len(fv) / 2))
+	for _, b := range fv {
+		lp = lp.Append(b)
+	}
+	return lp
+}
+
 // insertElems inserts elems, in order, before the element at off (or the
 // terminator, len(lp)-1).
 func insertElems(lp listpack.Listpack, off int, elems [][]byte) listpack.Listpack {
@@ -121,9 +134,9 @@ func insertElems(lp listpack.Listpack, off int, elems [][]byte) listpack.Listpac
 func buildDNode(base ID, es []dentry, epoch uint64) *dnode {
 	lp := listpack.New()
 	for _, e := range es {
-		lp = insertElems(lp, len(lp)-1, dentryElems(base, e.id, e.fv))
+		lp = appendDEntry(lp, base, e.id, e.fv)
 	}
-	return &dnode{lp: append(listpack.Listpack(nil), lp...), count: len(es), epoch: epoch}
+	return &dnode{lp: append(listpack.Listpack(nil), lp...), count: len(es), last: es[len(es)-1].id, epoch: epoch}
 }
 
 // decode returns all of a node's entries.
@@ -192,7 +205,7 @@ func (d *delayed) edit(base ID, n *dnode) *dnode {
 	if n.epoch == d.epoch {
 		return n
 	}
-	c := &dnode{lp: cloneLP(n.lp), count: n.count, epoch: d.epoch}
+	c := &dnode{lp: cloneLP(n.lp), count: n.count, last: n.last, epoch: d.epoch}
 	d.put(base, c)
 	return c
 }
@@ -215,8 +228,8 @@ func (d *delayed) add(id ID, fv [][]byte) {
 		d.rebase(n, base, id, fv) // id is below every base: the first node takes it
 		return
 	}
-	off := len(n.lp) - 1
-	for o := n.lp.First(); o >= 0; {
+	off := len(n.lp) - 1 // past the last entry, unless id is below it
+	for o := n.lp.First(); o >= 0 && id.Less(n.last); {
 		p := dAt(n.lp, o, base)
 		if id.Less(p.id) {
 			off = o
@@ -234,8 +247,15 @@ func (d *delayed) add(id ID, fv [][]byte) {
 		return
 	}
 	n = d.edit(base, n)
-	d.setLP(n, insertElems(n.lp, off, dentryElems(base, id, fv)))
+	if off == len(n.lp)-1 {
+		d.setLP(n, appendDEntry(n.lp, base, id, fv))
+	} else {
+		d.setLP(n, insertElems(n.lp, off, dentryElems(base, id, fv)))
+	}
 	n.count++
+	if n.last.Less(id) {
+		n.last = id
+	}
 	if n.count > delayNodeEntries || len(n.lp) > delayNodeBytes && n.count > 1 {
 		d.split(n, base)
 	}
@@ -263,6 +283,9 @@ func (d *delayed) floor(id ID) (ID, bool) {
 	if n == nil {
 		return ID{}, false
 	}
+	if !id.Less(n.last) {
+		return n.last, true
+	}
 	found, ok := ID{}, false
 	for off := n.lp.First(); off >= 0; {
 		p := dAt(n.lp, off, base)
@@ -280,11 +303,11 @@ func (d *delayed) floor(id ID) (ID, bool) {
 	if !d.it.Prev() {
 		return ID{}, false
 	}
-	return d.lastOf(d.it.Value(), IDFromKey(d.it.Key())), true
+	return d.it.Value().last, true
 }
 
-// lastOf returns the ID of a node's last entry.
-func (d *delayed) lastOf(n *dnode, base ID) ID {
+// lastOf returns the ID of a node's last entry, by walking it.
+func lastOf(n *dnode, base ID) ID {
 	var last ID
 	for off := n.lp.First(); off >= 0; {
 		p := dAt(n.lp, off, base)
@@ -346,6 +369,9 @@ func (d *delayed) removeAt(n *dnode, base ID, p dpos) {
 	n = d.edit(base, n)
 	lp := n.lp.DeleteRange(p.off, p.elems)
 	n.lp, n.count = lp, n.count-1 // same allocation: the byte count stays
+	if p.id == n.last {
+		n.last = lastOf(n, base)
+	}
 }
 
 // each calls fn for every entry in ID order, until fn returns false.
@@ -366,7 +392,7 @@ func (d *delayed) each(fn func(id ID, fv [][]byte) bool) {
 func (d *delayed) clone() delayed {
 	var c delayed
 	for k, n := range d.idx.All() {
-		c.put(IDFromKey(k), &dnode{lp: append(listpack.Listpack(nil), n.lp...), count: n.count})
+		c.put(IDFromKey(k), &dnode{lp: append(listpack.Listpack(nil), n.lp...), count: n.count, last: n.last})
 	}
 	c.n = d.n
 	return c

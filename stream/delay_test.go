@@ -47,8 +47,8 @@ func checkDelay(t *testing.T, d *delayed, m delayModel) {
 		base := IDFromKey(k)
 		bytes += int64(cap(n.lp)) + dnodeOverhead
 		es := n.decode(base)
-		if len(es) != n.count || n.count == 0 {
-			t.Fatalf("node %v: count %d, holds %d", base, n.count, len(es))
+		if len(es) != n.count || n.count == 0 || n.last != es[len(es)-1].id {
+			t.Fatalf("node %v: count %d last %v, holds %d", base, n.count, n.last, len(es))
 		}
 		if es[0].id.Less(base) || (!first && !prevLast.Less(base)) {
 			t.Fatalf("node %v: base out of place (first %v, previous last %v)", base, es[0].id, prevLast)
@@ -210,5 +210,27 @@ func TestDelayedMemory(t *testing.T) {
 	t.Logf("bytes per entry: delayed %.1f, visible %.1f (%.2fx)", d, v, d/v)
 	if d > 2*v {
 		t.Fatalf("a delayed entry takes %.1f bytes, more than twice a visible one's %.1f", d, v)
+	}
+}
+
+// BenchmarkAddDelayed adds entries of the bench shape due in order (the
+// common case: one DELAY for all), beside BenchmarkAddVisible.
+func BenchmarkAddDelayed(b *testing.B) {
+	s := New()
+	fv := [][]byte{[]byte("job"), []byte("v:00000000000000")}
+	for i := range b.N {
+		if _, err := s.AddDelayed(uint64(1_000_000+i/8), fv); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAddVisible(b *testing.B) {
+	s := New()
+	fv := [][]byte{[]byte("job"), []byte("v:00000000000000")}
+	for i := range b.N {
+		if err := s.Add(ID{Ms: uint64(1_000_000 + i/8), Seq: uint64(i % 8)}, fv, DefaultLimits); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
