@@ -11,7 +11,7 @@ import (
 
 var streamSpecs = []spec{
 	{name: "xadd", arity: -5, flags: "write denyoom fast", first: 1, last: 1, step: 1, group: "stream", since: "5.0.0",
-		syntax:  "key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO producer-id | IDMP producer-id idempotent-id] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]",
+		syntax:  "key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO producer-id | IDMP producer-id idempotent-id] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] [DELAY milliseconds | AT unix-time-milliseconds] <* | id> field value [field value ...]",
 		summary: "Appends a new message to a stream. Creates the key if it doesn't exist.", run: xaddCommand},
 	{name: "xtrim", arity: -4, flags: "write", first: 1, last: 1, step: 1, group: "stream", since: "5.0.0",
 		syntax:  "key <MAXLEN | MINID> [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]",
