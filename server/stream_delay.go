@@ -61,6 +61,10 @@ func xaddDelayed(x *Ctx, s *stream.Stream, a *addTrimArgs, fv [][]byte) (stream.
 	if a.pid != nil && a.iid == nil {
 		a.iid = stream.AutoIID(fv)
 	}
+	if s.LastID() == stream.MaxID {
+		x.error(errXAddExhausted) // it could never be released
+		return stream.ID{}, false
+	}
 	id, err := s.AddDelayed(uint64(a.due), fv)
 	switch {
 	case err == nil:

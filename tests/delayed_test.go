@@ -45,6 +45,7 @@ func TestXAddDelayErrors(t *testing.T) {
 	t.Parallel()
 	c := StartServer(t).Client(t)
 	c.Set(ctx(t), "str", "x", 0)
+	c.Do(ctx(t), "XADD", "full", "18446744073709551615-18446744073709551615", "f", "v")
 	for _, tc := range []struct {
 		args []any
 		want string
@@ -60,6 +61,7 @@ func TestXAddDelayErrors(t *testing.T) {
 		{[]any{"XADD", "s", "DELAY", "10", "AT", "20", "*", "f", "v"}, "ERR DELAY/AT specified multiple times"},
 		{[]any{"XADD", "s", "DELAY", "10", "*", "f"}, "ERR wrong number of arguments for 'xadd' command"},
 		{[]any{"XADD", "str", "DELAY", "10", "*", "f", "v"}, "WRONGTYPE Operation against a key holding the wrong kind of value"},
+		{[]any{"XADD", "full", "DELAY", "10", "*", "f", "v"}, "ERR The stream has exhausted the last possible ID, unable to add more items"},
 		{[]any{"XRELEASE", "str"}, "WRONGTYPE Operation against a key holding the wrong kind of value"},
 		{[]any{"XRELEASE"}, "ERR wrong number of arguments for 'xrelease' command"},
 	} {
