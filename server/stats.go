@@ -14,6 +14,7 @@ type stats struct {
 	rejectedConns  int64
 	commands       int64
 	expiredKeys    int64
+	delayedOut     int64 // delayed stream entries released (INFO delayed_entries_released)
 	keyspaceHits   int64
 	keyspaceMisses int64
 	errorReplies   int64
@@ -81,6 +82,7 @@ func (s *Server) resetStats() {
 	st.connections, st.rejectedConns, st.commands = 0, 0, 0
 	st.expiredKeys, st.keyspaceHits, st.keyspaceMisses, st.errorReplies = 0, 0, 0, 0
 	st.errorCodes = nil
+	st.delayedOut = 0
 	st.outputLimitDisconnections = 0
 	st.netIn.Store(0)
 	st.netOut.Store(0)

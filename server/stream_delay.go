@@ -84,6 +84,7 @@ func releaseDue(x *Ctx, key []byte, s *stream.Stream) int {
 	if n > 0 {
 		x.modified(key)
 		x.signalReady(key)
+		x.s.stats.delayedOut += int64(n)
 	}
 	return n
 }
