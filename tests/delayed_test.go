@@ -305,3 +305,27 @@ func TestDelayedPersistence(t *testing.T) {
 		}
 	}
 }
+
+// In a group only the leader releases delayed entries, through the log,
+// so every node holds them under the same IDs; a follower that becomes
+// leader releases what its old leader left pending.
+func TestClusterDelayedFailover(t *testing.T) {
+	c := StartCluster(t)
+	leader := c.WaitSettled()
+	id, err := ask(leader, "XADD", "q", "DELAY", "1500", "*", "f", "v")
+	if err != nil || id.Type != '$' {
+		t.Fatalf("XADD DELAY on the leader: %v %s", err, id)
+	}
+	c.Kill(leader)
+	c.WaitSettled()
+	for _, n := range c.Others(leader) {
+		rc := readOnlyClient(t, n)
+		bbWaitFor(t, clusterBound, n.Name+" to hold the released entry", func() bool {
+			r, err := rc.XRange(ctx(t), "q", "-", "+").Result()
+			return err == nil && len(r) == 1 && r[0].ID == id.Str
+		})
+		if time.Now().UnixMilli() < idMs(t, id.Str) {
+			t.Fatalf("%s shows the entry before its due time", n.Name)
+		}
+	}
+}
