@@ -14,12 +14,12 @@ type stats struct {
 	rejectedConns  int64
 	commands       int64
 	expiredKeys    int64
-	delayedOut     int64 // delayed stream entries released (INFO delayed_entries_released)
 	keyspaceHits   int64
 	keyspaceMisses int64
 	errorReplies   int64
 	errorCodes     map[string]int64 // errorstats: replies per error code (ERR, WRONGTYPE, ...)
 	blockedClients int64
+	delayedOut     int64 // delayed stream entries released (INFO stream_delayed_released)
 	peakUsed       int64 // the most usedMemory the cron saw (INFO used_memory_peak)
 	lastFreezeUsec int64 // how long the last snapshot held the lock (INFO latest_fork_usec)
 	netIn, netOut  atomic.Int64
@@ -82,10 +82,10 @@ func (s *Server) resetStats() {
 	st.connections, st.rejectedConns, st.commands = 0, 0, 0
 	st.expiredKeys, st.keyspaceHits, st.keyspaceMisses, st.errorReplies = 0, 0, 0, 0
 	st.errorCodes = nil
-	st.delayedOut = 0
 	st.outputLimitDisconnections = 0
 	st.netIn.Store(0)
 	st.netOut.Store(0)
+	st.delayedOut = 0
 	for _, c := range s.commands {
 		c.stat = cmdStat{}
 		for _, sub := range c.Sub {

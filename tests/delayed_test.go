@@ -132,7 +132,7 @@ func TestDelayedVisibility(t *testing.T) {
 	if _, ok := xinfoField(t, c, "q", "delayed-entries"); ok {
 		t.Fatal("XINFO STREAM still shows delayed-entries once all were released")
 	}
-	if info := c.Info(ctx(t), "stats").Val(); !strings.Contains(info, "delayed_entries_released:1\r\n") {
+	if info := c.Info(ctx(t), "stats").Val(); !strings.Contains(info, "stream_delayed_released:1\r\n") {
 		t.Fatalf("INFO stats does not count the released entry:\n%s", info)
 	}
 }
