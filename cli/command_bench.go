@@ -21,7 +21,7 @@ func benchCommand() *ucli.Command {
 		Flags: []ucli.Flag{
 			&ucli.IntFlag{Name: "rounds", Value: 3, Usage: "measurements per row and server; the median is shown"},
 			&ucli.Float64Flag{Name: "scale", Value: 1, Usage: "multiply every row's amount of work (0.1 for a quick look)"},
-			&ucli.StringSliceFlag{Name: "group", Usage: "only these groups (lists, streams, ..., cluster: a three-node group beside one node with appendfsync always and NATS JetStream R3)"},
+			&ucli.StringSliceFlag{Name: "group", Usage: "only these groups (lists, streams, delayed, ..., cluster: a three-node group beside one node with appendfsync always and NATS JetStream R3)"},
 			&ucli.StringFlag{Name: "only", Usage: "only rows whose name contains this text (e.g. memory)"},
 			&ucli.StringFlag{Name: "redstream", Usage: "measure the redstream binary at this path (an older build, an experiment) instead of this one", DefaultText: "this binary"},
 		},
@@ -41,6 +41,7 @@ func runBench(c *ucli.Context) error {
 	all = append(all, bench.PersistenceRows(c.Float64("scale"))...)
 	all = append(all, bench.GroupRows(c.Float64("scale"))...)
 	all = append(all, bench.DeliveryRows(c.Float64("scale"))...)
+	all = append(all, bench.DelayedRows(c.Float64("scale"))...)
 	groups, only := c.StringSlice("group"), c.String("only")
 	if rows := selectRows(all, groups, only); len(rows) > 0 {
 		if err := runSideBySide(c, exe, rows); err != nil {

@@ -142,8 +142,8 @@ loads in Redis 7.0, the writer puts them in an AUX field named
 its expiry). Redis ignores the field; our reader holds it
 until the key arrives and attaches it. The field is written only when
 needed: when some consumer's active time differs from its seen time (the
-reader's default, as in Redis), or the stream has IDMP state or an age
-limit.
+reader's default, as in Redis), or the stream has IDMP state, an age
+limit or delayed entries.
 
 The field's value is binary, made of RDB lengths (len), plain strings
 (str: a length and the bytes, never integer- or LZF-encoded) and 8-byte
@@ -169,8 +169,18 @@ little-endian millisecond times (ms):
 	                    per iid (oldest first): iid str | entry ID ms len
 	                                            entry ID seq len | recorded at ms
 
+	tag 4, delayed entries (XADD DELAY / AT) not yet due, in ID order:
+	    entry count len
+	      per entry: reserved ID ms len | reserved ID seq len
+	                 field-and-value count len | each: str
+
 	tag 5, age limit (only when set):
 	    max age len (ms, > 0) | policy 1 byte (0 KEEPREF, 1 DELREF, 2 ACKED)
+
+Tag 3 is the consumer-group policy. A stream without delayed entries
+writes no tag 4 (and no field at all when it needs none of the others),
+so its file loads in Redis 7 unchanged; Redis ignores the field, and
+with it the delayed entries, in any case.
 
 A field that names a key the file does not hold, a group or consumer the
 stream lacks, or has a version other than 1 is an error.

@@ -16,7 +16,8 @@ const (
 	extVersion   = 1
 	extTagActive = 1 // consumer active times
 	extTagIDMP   = 2 // idempotent-producer state
-	// Tags 3 and 4 belong to other issue-15 state (dead letters, delayed entries).
+	// Tag 3 belongs to the consumer-group policy.
+	extTagDelayed   = 4 // delayed entries (XADD DELAY / AT) not yet due
 	extTagRetention = 5 // age limit (XCFGSET MAXAGE)
 )
 
@@ -27,16 +28,17 @@ type extKey struct {
 
 // streamExt is one parsed extension field.
 type streamExt struct {
-	db     int
-	key    []byte
-	active map[string]map[string]int64 // group → consumer → active time
-	idmp   *stream.IDMPState
-	age    *stream.Retention
+	db      int
+	key     []byte
+	active  map[string]map[string]int64 // group → consumer → active time
+	idmp    *stream.IDMPState
+	age     *stream.Retention
+	delayed []stream.DelayedEntry
 }
 
 // needsExt reports whether s has state version 10 cannot hold.
 func needsExt(s *stream.State) bool {
-	if s.IDMP != nil || s.Retention.MaxAge != 0 {
+	if s.IDMP != nil || s.Retention.MaxAge != 0 || len(s.Delayed) > 0 {
 		return true
 	}
 	for _, g := range s.Groups {
@@ -66,7 +68,43 @@ func appendExt(dst []byte, db int, key []byte, s *stream.State) []byte {
 		dst = append(dst, extTagRetention)
 		dst = appendStr(dst, append(appendLen(nil, uint64(s.Retention.MaxAge)), byte(s.Retention.Refs)))
 	}
+	if len(s.Delayed) > 0 {
+		dst = append(dst, extTagDelayed)
+		dst = appendStr(dst, appendDelayed(nil, s.Delayed))
+	}
 	return dst
+}
+
+// appendDelayed encodes the delayed entries: their count, then each
+// one's reserved ID and its fields and values.
+func appendDelayed(dst []byte, es []stream.DelayedEntry) []byte {
+	dst = appendLen(dst, uint64(len(es)))
+	for _, e := range es {
+		dst = appendLen(dst, e.ID.Ms)
+		dst = appendLen(dst, e.ID.Seq)
+		dst = appendLen(dst, uint64(len(e.Fields)))
+		for _, f := range e.Fields {
+			dst = appendStr(dst, f)
+		}
+	}
+	return dst
+}
+
+// parseDelayed reads the delayed-entries section; FromState checks the
+// order and the field counts.
+func parseDelayed(c *extCursor) []stream.DelayedEntry {
+	var es []stream.DelayedEntry
+	for range c.count("delayed entry count") {
+		e := stream.DelayedEntry{ID: stream.ID{Ms: c.len("delayed entry ID"), Seq: c.len("delayed entry ID")}}
+		for range c.count("delayed entry field count") {
+			e.Fields = append(e.Fields, c.str("delayed entry field"))
+		}
+		if c.err != nil {
+			return nil
+		}
+		es = append(es, e)
+	}
+	return es
 }
 
 // appendActive encodes the active times that differ from the seen times
@@ -203,6 +241,8 @@ func parseExt(b []byte) (*streamExt, error) {
 			e.idmp = parseIDMP(body)
 		case extTagRetention:
 			e.age = &stream.Retention{MaxAge: int64(body.len("max age")), Refs: stream.RefPolicy(body.u8("max age policy"))}
+		case extTagDelayed:
+			e.delayed = parseDelayed(body)
 		} // other tags are from a later writer: skipped
 		if body.err != nil {
 			return nil, body.err
@@ -278,6 +318,7 @@ func applyExt(s *stream.State, e *streamExt) error {
 	if e.age != nil {
 		s.Retention = *e.age // stream.FromState refuses one out of range
 	}
+	s.Delayed = e.delayed
 	return nil
 }
 

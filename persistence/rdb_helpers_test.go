@@ -227,6 +227,9 @@ func dumpStream(w io.Writer, s *stream.State) {
 	if r := s.Retention; r.MaxAge != 0 {
 		fmt.Fprintf(w, "  max-age=%d refs=%d\n", r.MaxAge, r.Refs)
 	}
+	for _, e := range s.Delayed {
+		fmt.Fprintf(w, "  delayed %s %q\n", e.ID, e.Fields)
+	}
 	if m := s.IDMP; m != nil {
 		fmt.Fprintf(w, "  idmp duration=%d maxsize=%d added=%d dups=%d\n", m.Duration, m.MaxSize, m.Added, m.Duplicates)
 		for _, p := range m.Producers {

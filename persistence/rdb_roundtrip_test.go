@@ -66,6 +66,11 @@ func roundTripEntries() []*Entry {
 	}}
 	withAge := sampleState()
 	withAge.Retention = stream.Retention{MaxAge: 3_600_000, Refs: stream.Acked}
+	withDelayed := sampleState()
+	withDelayed.Delayed = []stream.DelayedEntry{
+		{ID: sid(4102444800000, 0), Fields: [][]byte{[]byte("job"), []byte("a")}},
+		{ID: sid(4102444800000, 1), Fields: [][]byte{[]byte("job"), []byte("12"), []byte("n"), []byte("")}},
+	}
 	empty := &stream.State{LastID: sid(5, 5), EntriesAdded: 2, MaxDeletedID: sid(5, 5),
 		Groups: []stream.GroupState{{Name: []byte("g"), LastID: sid(5, 5), EntriesRead: 2}}}
 	rest := []*Entry{
@@ -75,6 +80,7 @@ func roundTripEntries() []*Entry {
 		{DB: 3, Key: []byte("idmp"), Value: mustStream(withIDMP), HasExpire: true, ExpireAt: 1},
 		{DB: 3, Key: []byte("empty-stream"), Value: mustStream(empty)},
 		{DB: 3, Key: []byte("max-age"), Value: mustStream(withAge)},
+		{DB: 3, Key: []byte("delayed"), Value: mustStream(withDelayed)},
 		{DB: 15, Key: []byte("k"), Value: String("v")},
 	}
 	return append(strs, rest...)

@@ -11,7 +11,7 @@ import (
 
 var streamSpecs = []spec{
 	{name: "xadd", arity: -5, flags: "write denyoom fast", first: 1, last: 1, step: 1, group: "stream", since: "5.0.0",
-		syntax:  "key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO producer-id | IDMP producer-id idempotent-id] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]",
+		syntax:  "key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO producer-id | IDMP producer-id idempotent-id] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] [DELAY milliseconds | AT unix-time-milliseconds] <* | id> field value [field value ...]",
 		summary: "Appends a new message to a stream. Creates the key if it doesn't exist.", run: xaddCommand},
 	{name: "xtrim", arity: -4, flags: "write", first: 1, last: 1, step: 1, group: "stream", since: "5.0.0",
 		syntax:  "key <MAXLEN | MINID> [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]",
@@ -150,10 +150,18 @@ func xaddCommand(x *Ctx) {
 	if !ok {
 		return
 	}
+	if !created {
+		releaseDue(x, key, s) // first what is due by now, so IDs stay in order
+	}
 	if a.pid != nil && !created && xaddDuplicate(x, s, &a, fv) {
 		return
 	}
-	id, ok := xaddEntry(x, s, &a, fv)
+	var id stream.ID
+	if a.delayGiven && a.due > x.now {
+		id, ok = xaddDelayed(x, s, &a, fv)
+	} else {
+		id, ok = xaddEntry(x, s, &a, fv)
+	}
 	if !ok {
 		return
 	}
@@ -161,7 +169,9 @@ func xaddCommand(x *Ctx) {
 		x.setKey(key, &Object{value: s})
 	} else {
 		x.modified(key)
-		x.signalReady(key)
+		if !a.delayGiven || a.due <= x.now { // a delayed entry makes nothing readable yet
+			x.signalReady(key)
+		}
 	}
 	if a.pid != nil {
 		s.IDMPRecord(a.pid, a.iid, id, x.now)
@@ -337,7 +347,7 @@ func xdelCommand(x *Ctx) {
 	}
 	var n int64
 	for _, id := range ids {
-		if s.Delete(id) {
+		if s.Delete(id) || s.CancelDelayed(id) { // a reserved ID cancels its delayed entry
 			n++
 		}
 	}

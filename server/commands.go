@@ -211,7 +211,7 @@ func allSpecs() []spec {
 	var all []spec
 	for _, family := range [][]spec{
 		connectionSpecs, serverSpecs, persistenceSpecs, keyspaceSpecs, dumpSpecs, transactionSpecs, stringSpecs, listSpecs,
-		streamSpecs, groupSpecs, clusterSpecs, waitSpecs,
+		streamSpecs, delaySpecs, groupSpecs, clusterSpecs, waitSpecs,
 	} {
 		all = append(all, family...)
 	}

@@ -184,5 +184,6 @@ var complexities = map[string]string{
 	"xreadgroup":            "O(log N + M) for each stream, where N is its number of entries and M the number returned",
 	"xrevrange":             "O(log N + M) where N is the number of entries and M the number returned",
 	"xsetid":                "O(1)",
+	"xrelease":              "O(N log M) for N entries released of M delayed",
 	"xtrim":                 "O(N) where N is the number of entries removed",
 }

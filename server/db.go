@@ -93,6 +93,7 @@ func (db *DB) insert(key string, o *Object) {
 		db.expires[key] = o.expireAt
 	}
 	db.trackAged(key, o)
+	db.shard.noteDelayed(db, key, o)
 }
 
 // remove deletes key if present and returns its object. Lock should be

@@ -217,6 +217,8 @@ func infoStats(s *Server, b *strings.Builder) {
 	field(b, "total_net_output_bytes", st.netOut.Load())
 	field(b, "rejected_connections", st.rejectedConns)
 	field(b, "expired_keys", st.expiredKeys)
+	field(b, "stream_delayed_released", st.delayedOut)                  // ours: XADD DELAY/AT entries appended when due
+	field(b, "stream_delayed_queued", int64(len(s.shard.delays.items))) // ours: streams queued for their next due time
 	field(b, "evicted_keys", 0)
 	field(b, "keyspace_hits", st.keyspaceHits)
 	field(b, "keyspace_misses", st.keyspaceMisses)

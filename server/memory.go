@@ -43,6 +43,7 @@ func (sh *Shard) recount() {
 			n := memoryUsage(r.key, r.o)
 			r.db.used += n - r.o.mem
 			r.o.mem = n
+			sh.noteDelayed(r.db, r.key, r.o) // it may have gained a delayed entry
 		}
 		sh.resized[i] = resizedKey{}
 	}

@@ -41,6 +41,7 @@ func (sh *Shard) Restore(load func(put Put) error) error {
 	for i := range fresh {
 		fresh[i] = restoredDB{keys: map[string]*Object{}, expires: map[string]int64{}, order: btree.NewG(32, scanLess), aged: newAgedSet(), seed: seeds[i]}
 	}
+	var delayed []delayKey // streams with delayed entries, for the index
 	put := func(db int, key string, value any, expireAt int64) error {
 		if db < 0 || db >= n {
 			return fmt.Errorf("server: snapshot has database %d, only %d configured (databases)", db, n)
@@ -53,6 +54,9 @@ func (sh *Shard) Restore(load func(put Put) error) error {
 		}
 		compressLoaded(value, depth) // outside the lock, like the rest of the build
 		fresh[db].put(key, &Object{value: value, expireAt: expireAt, access: now, ver: ver})
+		if hasDelayed(value) {
+			delayed = append(delayed, delayKey{db, key})
+		}
 		return nil
 	}
 	if err := load(put); err != nil {
@@ -73,6 +77,7 @@ func (sh *Shard) Restore(load func(put Put) error) error {
 			sh.signalReady(db, []byte(key))
 		}
 	}
+	sh.resetDelays(delayed)
 	sh.node.serveReady()
 	sh.node.commit()
 	return nil

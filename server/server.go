@@ -298,6 +298,7 @@ func (s *Server) cron() {
 			s.proposeExpiries()
 		}
 		s.sweepAged()
+		s.releaseDelayed() // the timer's fallback
 		s.stats.sample()
 		s.persistCron(now)
 		if now.Sub(lastClients) >= time.Second {

@@ -60,7 +60,8 @@ type Shard struct {
 	ready          []readyKey   // keys a write may have made servable to blocked clients
 	served         []*Client    // blocked clients served by the current command
 	replayW        resp.Writer
-	replayCtx      Ctx // the record being applied (ApplyBatch)
+	replayCtx      Ctx        // the record being applied (ApplyBatch)
+	delays         delayIndex // which stream has delayed entries due next (stream_delay.go)
 }
 
 // newShard returns a shard of node with n empty databases, logging to log.

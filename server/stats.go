@@ -20,6 +20,7 @@ type stats struct {
 	errorReplies   int64
 	errorCodes     map[string]int64 // errorstats: replies per error code (ERR, WRONGTYPE, ...)
 	blockedClients int64
+	delayedOut     int64 // delayed stream entries released (INFO stream_delayed_released)
 	peakUsed       int64 // the most usedMemory the cron saw (INFO used_memory_peak)
 	lastFreezeUsec int64 // how long the last snapshot held the lock (INFO latest_fork_usec)
 	netIn, netOut  atomic.Int64
@@ -85,6 +86,7 @@ func (s *Server) resetStats() {
 	st.outputLimitDisconnections, st.redelivered = 0, 0
 	st.netIn.Store(0)
 	st.netOut.Store(0)
+	st.delayedOut = 0
 	for _, c := range s.commands {
 		c.stat = cmdStat{}
 		for _, sub := range c.Sub {

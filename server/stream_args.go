@@ -22,7 +22,9 @@ type addTrimArgs struct {
 	idAt       int    // argv index of the ID
 	auto       bool   // "*"
 	id         stream.ID
-	seqGiven   bool // false for "ms-*"
+	seqGiven   bool  // false for "ms-*"
+	delayGiven bool  // DELAY or AT seen
+	due        int64 // unix ms the entry is due at (DELAY: the record's time plus the delay)
 }
 
 // parseAddTrim parses the options of XADD (up to and including the ID)
@@ -71,6 +73,8 @@ func (a *addTrimArgs) parseOption(x *Ctx, i int, xadd bool) (last int, msg strin
 		i, msg = a.parseIDMP(x, i, true)
 	case xadd && more > 1 && eqFold(opt, "idmp"):
 		i, msg = a.parseIDMP(x, i, false)
+	case xadd && more > 0 && (eqFold(opt, "delay") || eqFold(opt, "at")):
+		i, msg = a.parseDelay(x, i)
 	case xadd:
 		return i, a.parseAddID(opt), true
 	default:
@@ -159,6 +163,9 @@ func (a *addTrimArgs) parseAddID(arg []byte) string {
 	}
 	if a.pid != nil {
 		return errIDMPExplicitID
+	}
+	if a.delayGiven {
+		return errDelayExplicitID
 	}
 	a.id, a.seqGiven = id, seqGiven
 	return ""

@@ -25,7 +25,7 @@ func xinfoStreamCommand(x *Ctx) {
 		writeXInfoFull(x, s, count)
 		return
 	}
-	x.w.Map(16 + retentionFields(s))
+	x.w.Map(16 + retentionFields(s) + delayInfoFields(s))
 	writeStreamCounters(x, s)
 	x.w.BulkString("groups")
 	x.w.Int(int64(s.NumGroups()))
@@ -38,7 +38,7 @@ func xinfoStreamCommand(x *Ctx) {
 // writeXInfoFull writes XINFO STREAM FULL: the counters, the first count
 // entries (0: all) and the consumer groups.
 func writeXInfoFull(x *Ctx, s *stream.Stream, count int) {
-	x.w.Map(15 + retentionFields(s))
+	x.w.Map(15 + retentionFields(s) + delayInfoFields(s))
 	writeStreamCounters(x, s)
 	x.w.BulkString("entries")
 	mark, n := x.w.Mark(), 0
@@ -119,6 +119,7 @@ func writeStreamCounters(x *Ctx, s *stream.Stream) {
 		w.BulkString("max-age-mode")
 		w.BulkString(strings.ToLower(refPolicyName(r.Refs)))
 	}
+	writeDelayInfo(w, s)
 }
 
 // retentionFields is how many fields the age limit adds to XINFO STREAM:

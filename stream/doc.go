@@ -149,11 +149,38 @@
 // Deleting entries may keep or drop the PEL entries that reference them
 // (Redis 8.2's KEEPREF, DELREF, ACKED): see DeleteRef and Trim.Refs.
 //
+// # Delayed entries
+//
+// XADD … DELAY ms | AT unix-ms (a redstream extension) stores an entry
+// now that joins the stream at its due time d. AddDelayed reserves the
+// ID d-k, k one more than the largest ID already reserved in millisecond
+// d (else 0), and keeps the entry outside the nodes, so no read, length
+// or trim sees it; Release appends the due ones in ID order. An entry
+// keeps its reserved ID when that is above the stream's last ID — the
+// common case, since the server releases due entries before every XADD
+// and at each due time — and otherwise takes the next ID after the last:
+// that happens only when an explicit ID or SETID went past a reservation
+// (or the clock stepped back), and then the reply's ID and the entry's
+// differ. Readers of the log still read in ID order either way.
+//
+// The pending entries live in listpack nodes of their own (delay.go),
+// each holding up to 128 entries as (ms-diff, seq-diff, num-fields,
+// fields and values) relative to the node's base ID, the nodes indexed
+// in a radix tree by base: a B+tree-like sorted set with insertion
+// inside a node and splits when one is full. Each node remembers its
+// last ID, so adding past it — entries reserved in due order, as with
+// one DELAY for all — walks nothing. Adding and releasing cost O(log n)
+// and a copy of at most one node. A pending entry of the bench shape
+// (job, a 16-byte value) takes 32.6 bytes against 28.2 once visible:
+// 1.2x, where a map from ID to a byte slice would take about 3x. The
+// nodes are shared with snapshots copy-on-write by epoch, like the
+// stream's own.
+//
 // # Export and load
 //
 // State is the whole stream as plain data: the nodes as (master ID,
 // listpack) pairs, the counters, each group with its PEL and consumers,
-// and the IDMP tables. It is what RDB files and DUMP payloads carry, and
+// the IDMP tables and the delayed entries. It is what RDB files and DUMP payloads carry, and
 // the only form in which a stream leaves or enters this package: package
 // persistence writes Stream.State and reads into a State that FromState
 // turns back into a stream. FromState trusts nothing: every node passes

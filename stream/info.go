@@ -80,7 +80,7 @@ func raxNodes(keys [][KeyLen]byte, depth int, forced bool) int {
 // maxmemory: the nodes (counted as they change), the groups, and the
 // IDMP maps. It walks no nodes, so the server calls it after every write.
 func (s *Stream) MemoryUsage() int64 {
-	n := int64(unsafe.Sizeof(Stream{})) + s.nodeBytes + int64(s.idmp.idmpBytes())
+	n := int64(unsafe.Sizeof(Stream{})) + s.nodeBytes + int64(s.idmp.idmpBytes()) + s.delay.bytes
 	if s.groups.Len() == 0 {
 		return n
 	}
@@ -106,6 +106,7 @@ func (s *Stream) Clone() *Stream {
 	for k, g := range s.groups.All() {
 		c.groups.Insert(k, g.clone())
 	}
+	c.delay = s.delay.clone()
 	return c
 }
 
@@ -129,6 +130,7 @@ func (s *Stream) Snapshot() *Stream {
 	for k, g := range s.groups.All() {
 		c.groups.Insert(k, g.freeze())
 	}
+	c.delay = s.delay.freeze()
 	return c
 }
 

@@ -24,8 +24,16 @@ type State struct {
 	MaxDeletedID ID     // the largest ID deleted, or 0-0
 	EntriesAdded uint64 // entries ever added
 	Groups       []GroupState
-	IDMP         *IDMPState // nil when at the defaults with nothing recorded
-	Retention    Retention  // age limit; zero when none
+	IDMP         *IDMPState     // nil when at the defaults with nothing recorded
+	Retention    Retention      // age limit; zero when none
+	Delayed      []DelayedEntry // entries not yet due (XADD DELAY/AT), in ID order
+}
+
+// DelayedEntry is one delayed entry: the ID reserved for it and its
+// fields and values, alternating.
+type DelayedEntry struct {
+	ID     ID
+	Fields [][]byte
 }
 
 // Node is one node: its master ID and its listpack.
@@ -47,6 +55,10 @@ func (s *Stream) State() State {
 		idmp := s.idmpState()
 		st.IDMP = &idmp
 	}
+	s.delay.each(func(id ID, fv [][]byte) bool {
+		st.Delayed = append(st.Delayed, DelayedEntry{ID: id, Fields: fv})
+		return true
+	})
 	return st
 }
 
@@ -70,7 +82,25 @@ func FromState(st *State) (*Stream, error) {
 		return nil, corruptf("age limit %d ms with reference policy %d", st.Retention.MaxAge, st.Retention.Refs)
 	}
 	s.retention = st.Retention
+	if err := s.setDelayed(st.Delayed); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// setDelayed stores the delayed entries of a state; their IDs must
+// ascend and each must have field-value pairs.
+func (s *Stream) setDelayed(es []DelayedEntry) error {
+	for i, e := range es {
+		if i > 0 && e.ID.Compare(es[i-1].ID) <= 0 {
+			return corruptf("delayed entry %s out of order", e.ID)
+		}
+		if len(e.Fields) < 2 || len(e.Fields)%2 != 0 {
+			return corruptf("delayed entry %s has %d fields and values", e.ID, len(e.Fields))
+		}
+		s.delay.add(e.ID, e.Fields)
+	}
+	return nil
 }
 
 func fromNodes(st *State) (*Stream, error) {

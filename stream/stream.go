@@ -59,6 +59,10 @@ type Stream struct {
 	idmp      idmpState
 	retention Retention // age limit (retention.go)
 
+	// delay holds the entries added with XADD DELAY/AT that are not due
+	// yet (delay.go): outside the nodes, so no read sees them.
+	delay delayed
+
 	// Consumer groups by name (see group.go), beside the entries their
 	// PELs point into. hadGroups remembers that the stream ever had one:
 	// XDELEX ACKED treats the entries of a stream that never did as
