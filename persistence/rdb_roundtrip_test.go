@@ -150,8 +150,8 @@ func TestRoundTrip(t *testing.T) {
 			if v, _ := d.Version(); v != RDBVersion {
 				t.Fatalf("version %d", v)
 			}
-			if d.Stats().RedstreamExts != 3 {
-				t.Fatalf("%d extension fields applied, want 3", d.Stats().RedstreamExts)
+			if d.Stats().RedstreamExts != 4 {
+				t.Fatalf("%d extension fields applied, want 4", d.Stats().RedstreamExts)
 			}
 		})
 	}
