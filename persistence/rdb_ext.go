@@ -16,6 +16,7 @@ const (
 	extVersion   = 1
 	extTagActive = 1 // consumer active times
 	extTagIDMP   = 2 // idempotent-producer state
+	extTagPolicy = 3 // consumer-group policies and dead-letter counts
 )
 
 type extKey struct {
@@ -29,6 +30,13 @@ type streamExt struct {
 	key    []byte
 	active map[string]map[string]int64 // group → consumer → active time
 	idmp   *stream.IDMPState
+	policy map[string]groupPolicy // group → its policy
+}
+
+// groupPolicy is what the policy section holds of one group.
+type groupPolicy struct {
+	policy stream.Policy
+	dead   int64
 }
 
 // needsExt reports whether s has state version 10 cannot hold.
@@ -37,6 +45,9 @@ func needsExt(s *stream.State) bool {
 		return true
 	}
 	for _, g := range s.Groups {
+		if hasPolicy(&g) {
+			return true
+		}
 		for _, c := range g.Consumers {
 			if c.ActiveTime != c.SeenTime {
 				return true
@@ -59,7 +70,40 @@ func appendExt(dst []byte, db int, key []byte, s *stream.State) []byte {
 		dst = append(dst, extTagIDMP)
 		dst = appendStr(dst, appendIDMP(nil, s.IDMP))
 	}
+	if body := appendPolicies(nil, s); body != nil {
+		dst = append(dst, extTagPolicy)
+		dst = appendStr(dst, body)
+	}
 	return dst
+}
+
+func hasPolicy(g *stream.GroupState) bool { return !g.Policy.IsZero() || g.DeadLettered != 0 }
+
+// appendPolicies encodes the groups that have a policy or a dead-letter
+// count, or returns nil if none has.
+func appendPolicies(dst []byte, s *stream.State) []byte {
+	var groups []byte
+	n := 0
+	for _, g := range s.Groups {
+		if !hasPolicy(&g) {
+			continue
+		}
+		p := &g.Policy
+		groups = appendStr(groups, g.Name)
+		groups = appendLen(groups, uint64(p.MaxDeliver))
+		groups = appendStr(groups, p.DeadLetter)
+		groups = appendLen(groups, uint64(p.AckWait))
+		groups = appendLen(groups, uint64(len(p.Backoff)))
+		for _, ms := range p.Backoff {
+			groups = appendLen(groups, uint64(ms))
+		}
+		groups = appendLen(groups, uint64(g.DeadLettered))
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	return append(appendLen(dst, uint64(n)), groups...)
 }
 
 // appendActive encodes the active times that differ from the seen times
@@ -194,6 +238,8 @@ func parseExt(b []byte) (*streamExt, error) {
 			e.active = parseActive(body)
 		case extTagIDMP:
 			e.idmp = parseIDMP(body)
+		case extTagPolicy:
+			e.policy = parsePolicies(body)
 		} // other tags are from a later writer: skipped
 		if body.err != nil {
 			return nil, body.err
@@ -234,6 +280,25 @@ func parseIDMP(c *extCursor) *stream.IDMPState {
 	return m
 }
 
+// parsePolicies reads the policy section. Values past int64's range
+// come out negative, which FromState refuses.
+func parsePolicies(c *extCursor) map[string]groupPolicy {
+	m := map[string]groupPolicy{}
+	for range c.count("group count") {
+		name := string(c.str("group name"))
+		var gp groupPolicy
+		gp.policy.MaxDeliver = int64(c.len("max deliver"))
+		gp.policy.DeadLetter = c.str("dead-letter key")
+		gp.policy.AckWait = int64(c.len("ack wait"))
+		for range c.count("backoff step count") {
+			gp.policy.Backoff = append(gp.policy.Backoff, int64(c.len("backoff step")))
+		}
+		gp.dead = int64(c.len("dead-letter count"))
+		m[name] = gp
+	}
+	return m
+}
+
 // addExt parses an extension field and holds it for its key.
 func (d *Decoder) addExt(val []byte) error {
 	e, err := parseExt(val)
@@ -265,6 +330,21 @@ func applyExt(s *stream.State, e *streamExt) error {
 	}
 	if e.idmp != nil {
 		s.IDMP = e.idmp
+	}
+	return applyPolicies(s, e.policy)
+}
+
+func applyPolicies(s *stream.State, policies map[string]groupPolicy) error {
+	found := 0
+	for gi := range s.Groups {
+		g := &s.Groups[gi]
+		if gp, ok := policies[string(g.Name)]; ok {
+			g.Policy, g.DeadLettered = gp.policy, gp.dead
+			found++ // a second group of the name: FromState refuses it
+		}
+	}
+	if found < len(policies) {
+		return rdbCorruptf("%s field names groups the stream does not have", extAuxName)
 	}
 	return nil
 }

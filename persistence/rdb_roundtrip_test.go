@@ -64,6 +64,10 @@ func roundTripEntries() []*Entry {
 		{PID: []byte("p1"), IIDs: []stream.IDMPRecord{{IID: []byte("i1"), ID: sid(1001, 1), Time: 1700000000000}, {IID: []byte("i2"), ID: sid(1002, 2), Time: 1700000000005}}},
 		{PID: []byte("p2"), IIDs: []stream.IDMPRecord{{IID: []byte("i1"), ID: sid(1004, 1), Time: 1700000000009}}},
 	}}
+	withPolicy := sampleState() // XGROUP SETPOLICY's state: extension tag 3
+	withPolicy.Groups[0].Policy = stream.Policy{MaxDeliver: 5, DeadLetter: []byte("dlq"), AckWait: 1000, Backoff: []int64{100, 20000}}
+	withPolicy.Groups[0].DeadLettered = 70000
+	withPolicy.Groups[1].DeadLettered = 1 // a count left from a cleared policy
 	empty := &stream.State{LastID: sid(5, 5), EntriesAdded: 2, MaxDeletedID: sid(5, 5),
 		Groups: []stream.GroupState{{Name: []byte("g"), LastID: sid(5, 5), EntriesRead: 2}}}
 	rest := []*Entry{
@@ -72,6 +76,7 @@ func roundTripEntries() []*Entry {
 		{DB: 0, Key: []byte("stream"), Value: sampleStream()},
 		{DB: 3, Key: []byte("idmp"), Value: mustStream(withIDMP), HasExpire: true, ExpireAt: 1},
 		{DB: 3, Key: []byte("empty-stream"), Value: mustStream(empty)},
+		{DB: 3, Key: []byte("policy"), Value: mustStream(withPolicy)},
 		{DB: 15, Key: []byte("k"), Value: String("v")},
 	}
 	return append(strs, rest...)
@@ -141,8 +146,8 @@ func TestRoundTrip(t *testing.T) {
 			if v, _ := d.Version(); v != RDBVersion {
 				t.Fatalf("version %d", v)
 			}
-			if d.Stats().RedstreamExts != 2 {
-				t.Fatalf("%d extension fields applied, want 2", d.Stats().RedstreamExts)
+			if d.Stats().RedstreamExts != 3 { // stream, idmp, policy
+				t.Fatalf("%d extension fields applied, want 3", d.Stats().RedstreamExts)
 			}
 		})
 	}

@@ -66,7 +66,15 @@ func xreadgroupCommand(x *Ctx) {
 		return
 	}
 	xrgLogForm(x, &a)
-	if !serveXReadGroup(x, &a, streams) {
+	if serveXReadGroup(x, &a, streams) {
+		return
+	}
+	switch {
+	case a.block && x.rerun:
+		x.block(nil, a.deadline) // what it found was dead-lettered: wait on
+	case a.block:
+		x.block(uniqueKeys(x.argv[a.streamsAt:a.streamsAt+a.n]), a.deadline)
+	default:
 		x.w.NullArray()
 	}
 }
@@ -241,6 +249,7 @@ func serveXReadGroup(x *Ctx, a *xrgArgs, streams []xrgStream) bool {
 		if budget.spent || budget.full() || !xrgHasNew(x, a, st) {
 			continue // once the budget is spent, no later stream is served
 		}
+		header := x.w.Mark()
 		if !x.w.RESP3() {
 			x.w.Array(2)
 		}
@@ -249,8 +258,9 @@ func serveXReadGroup(x *Ctx, a *xrgArgs, streams []xrgStream) bool {
 		var n int
 		if st.history {
 			n = serveHistory(x, a, st, c, &budget)
-		} else {
-			n = serveNew(x, a, st, c, &budget)
+		} else if n = serveNew(x, a, st, c, &budget); n == 0 {
+			x.w.Truncate(header) // all it found was dead-lettered: nothing to say
+			continue
 		}
 		x.w.InsertLen(entries, '*', n)
 		served++
@@ -281,7 +291,8 @@ func (b *xreadBudget) refuse(admitted bool) bool {
 
 // serveHistory writes the consumer's pending entries after st.after, up
 // to COUNT and the budget. Each is delivered again (its count and time
-// move); one deleted from the stream is answered as [id, nil].
+// move), or dead-lettered and left out when that would pass the group's
+// MAXDELIVER; one deleted from the stream is answered as [id, nil].
 func serveHistory(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *xreadBudget) int {
 	start, err := st.after.Incr()
 	if err != nil {
@@ -305,6 +316,9 @@ func serveHistory(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget 
 			writeID(x.w, id)
 			x.w.NullArray()
 			n++
+			continue
+		}
+		if capDelivery(x, st.key, st.s, st.g, id) {
 			continue
 		}
 		if budget.refuse(budget.admits(it)) {
@@ -371,7 +385,8 @@ func serveNew(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *xre
 }
 
 // serveClaims writes the claimable entries for serveNew, up to COUNT and
-// the budget, and hands them to c.
+// the budget, and hands them to c; an entry at the group's MAXDELIVER is
+// dead-lettered instead.
 func serveClaims(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *xreadBudget) int {
 	if len(st.claims) == 0 {
 		return 0
@@ -384,7 +399,13 @@ func serveClaims(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *
 			break
 		}
 		it, ok := f.Find(id)
-		if !ok || budget.refuse(budget.admits(it)) {
+		if !ok {
+			break
+		}
+		if capDelivery(x, st.key, st.s, st.g, id) {
+			continue
+		}
+		if budget.refuse(budget.admits(it)) {
 			break
 		}
 		pe, _ := st.g.PendingEntry(id)

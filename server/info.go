@@ -225,6 +225,9 @@ func infoStats(s *Server, b *strings.Builder) {
 	field(b, "total_error_replies", st.errorReplies)
 	field(b, "client_output_buffer_limit_disconnections", st.outputLimitDisconnections)
 	field(b, "latest_fork_usec", st.lastFreezeUsec) // redstream does not fork: the snapshot freeze
+	// Beyond Redis: consumer-group dead letters (group_policy.go).
+	field(b, "stream_dead_letters", st.deadLetters)
+	field(b, "stream_dead_letter_failures", st.deadLetterFailures)
 }
 
 func infoReplication(s *Server, b *strings.Builder) {
