@@ -408,3 +408,91 @@ func TestDeadLetterWakesReaders(t *testing.T) {
 		t.Fatalf("blocked XREAD got %v", r)
 	}
 }
+
+// dlSeed builds a group with a policy that has dead-lettered entries (by
+// XCLAIM past the cap and by XNACK FATAL) and a group without one.
+func dlSeed(t *testing.T, raw *RawConn) {
+	t.Helper()
+	for _, line := range []string{
+		"XADD s 1-0 n 1", "XADD s 2-0 n 2", "XADD s 3-0 n 3", "XADD s 4-0 n 4",
+		"XGROUP CREATE s g 0 MAXDELIVER 2 DEADLETTER dlq ACKWAIT 500 BACKOFF 10,20",
+		"XGROUP CREATE s plain 0",
+		"XREADGROUP GROUP g c1 STREAMS s >",
+		"XREADGROUP GROUP plain c1 COUNT 1 STREAMS s >",
+		"XCLAIM s g c2 0 1-0 2-0",
+		"XCLAIM s g c3 0 1-0 2-0 4-0",
+		"XNACK s g FATAL IDS 1 3-0",
+	} {
+		if r := raw.Do(bbSplit(line)...); r.Type == '-' {
+			t.Fatalf("%s: %s", line, r)
+		}
+	}
+}
+
+// dlState renders everything a restart must keep: the stream with its
+// groups (policy included), and the dead-letter stream.
+func dlState(t *testing.T, raw *RawConn) string {
+	t.Helper()
+	return raw.Do("XINFO", "STREAM", "s", "FULL").String() + "\n" + raw.Do("XRANGE", "dlq", "-", "+").String()
+}
+
+func TestDeadLetterPersists(t *testing.T) {
+	t.Parallel()
+	restart := map[string]func(t *testing.T, raw *RawConn){
+		"aof": func(*testing.T, *RawConn) {}, // replays SETPOLICY, XCLAIM and XNACK
+		"rdb": func(t *testing.T, raw *RawConn) {
+			if r := raw.Do("SAVE"); r.Type == '-' {
+				t.Fatal(r)
+			}
+		},
+		"rewrite": func(t *testing.T, raw *RawConn) {
+			if r := raw.Do("BGREWRITEAOF"); r.Type == '-' {
+				t.Fatal(r)
+			}
+			waitInfo(t, raw, "persistence", "aof_rewrite_in_progress", "0")
+		},
+	}
+	for name, persist := range restart {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			args := []string{"--appendonly", "yes"}
+			if name == "rdb" {
+				args = []string{"--appendonly", "no", "--save", ""}
+			}
+			s := StartServerIn(t, dir, args...)
+			raw := s.Raw(t)
+			dlSeed(t, raw)
+			persist(t, raw)
+			want := dlState(t, raw)
+			if !strings.Contains(want, `$"dead-lettered" :3`) || !strings.Contains(want, `$"max-deliver" :2`) {
+				t.Fatalf("seed state lacks the policy: %s", want)
+			}
+			s.Stop()
+			raw = StartServerIn(t, dir, args...).Raw(t)
+			if got := dlState(t, raw); got != want {
+				t.Fatalf("after a restart\n got: %s\nwant: %s", got, want)
+			}
+		})
+	}
+}
+
+// DUMP/RESTORE and COPY carry the policy and the count.
+func TestDeadLetterPolicyTravels(t *testing.T) {
+	t.Parallel()
+	raw := StartServer(t).Raw(t)
+	dlSeed(t, raw)
+	want := raw.Do("XINFO", "GROUPS", "s").String()
+	dump := raw.Do("DUMP", "s")
+	bbRun(t, raw, []bbStep{
+		{"COPY s copied", ":1"},
+	})
+	if r := raw.Do("RESTORE", "restored", "0", dump.Str); r.Type == '-' {
+		t.Fatal(r)
+	}
+	for _, key := range []string{"copied", "restored"} {
+		if got := raw.Do("XINFO", "GROUPS", key).String(); got != want {
+			t.Errorf("%s: XINFO GROUPS\n got: %s\nwant: %s", key, got, want)
+		}
+	}
+}
