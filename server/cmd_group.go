@@ -606,7 +606,8 @@ func xnackCommand(x *Ctx) {
 
 // nackFatal dead-letters id for XNACK FATAL and reports whether it did.
 // With FORCE an entry of the stream that is not pending is dead-lettered
-// too, with 0 deliveries. When the move is refused (see deadLetter) it
+// too, with 0 deliveries; RETRYCOUNT does not matter to an entry that
+// will not be retried. When the move is refused (see deadLetter) it
 // reports false, and the entry is released as XNACK FATAL does without
 // a dead-letter stream.
 func nackFatal(x *Ctx, s *stream.Stream, g *stream.Group, id stream.ID, force bool) bool {

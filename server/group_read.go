@@ -258,7 +258,7 @@ func serveXReadGroup(x *Ctx, a *xrgArgs, streams []xrgStream) bool {
 		var n int
 		if st.history {
 			n = serveHistory(x, a, st, c, &budget)
-		} else if n = serveNew(x, a, st, c, &budget); n == 0 {
+		} else if n = serveNew(x, a, st, c, &budget); n == 0 && !budget.spent {
 			x.w.Truncate(header) // all it found was dead-lettered: nothing to say
 			continue
 		}
