@@ -305,10 +305,11 @@ func xclaimOne(x *Ctx, s *stream.Stream, f *stream.Finder, g *stream.Group, c *s
 			return false
 		}
 		g.Force(id, x.now)
+		pe, _ = g.PendingEntry(id)
 	} else if pe.Consumer != nil && a.minIdle > 0 && x.now-pe.DeliveryTime < a.minIdle {
 		return false
 	}
-	if !a.justID && a.retry < 0 && capDelivery(x, key, s, g, id) {
+	if !a.justID && a.retry < 0 && capDelivery(x, key, s, g, pe) {
 		return false
 	}
 	g.Claim(c, id, a.delivered, a.retry, !a.justID, x.now)
@@ -466,7 +467,7 @@ func (ac *autoclaim) step(pe stream.PendingEntry) {
 	if ac.a.minIdle > 0 && pe.Consumer != nil && x.now-pe.DeliveryTime < ac.a.minIdle {
 		return
 	}
-	if !ac.a.justID && capDelivery(x, x.argv[1], ac.s, ac.g, pe.ID) {
+	if !ac.a.justID && capDelivery(x, x.argv[1], ac.s, ac.g, pe) {
 		return
 	}
 	ac.g.Claim(ac.c, pe.ID, x.now, -1, !ac.a.justID, x.now)

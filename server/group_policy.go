@@ -291,14 +291,14 @@ func appendDeadLetter(x *Ctx, dlq []byte, fv [][]byte) bool {
 	return true
 }
 
-// capDelivery dead-letters id instead of delivering it again when one
-// more delivery would pass the group's MAXDELIVER, and reports whether it
-// did (or tried: a dead-letter key of another type keeps the entry
-// pending, undelivered).
-func capDelivery(x *Ctx, key []byte, s *stream.Stream, g *stream.Group, id stream.ID) bool {
-	if !g.Capped(id) {
+// capDelivery dead-letters the pending entry pe instead of delivering it
+// again when one more delivery would pass the group's MAXDELIVER, and
+// reports whether it did (or tried: a dead-letter key of another type
+// keeps the entry pending, undelivered).
+func capDelivery(x *Ctx, key []byte, s *stream.Stream, g *stream.Group, pe stream.PendingEntry) bool {
+	if !g.Policy().Exhausted(pe.DeliveryCount) {
 		return false
 	}
-	deadLetter(x, key, s, g, id, reasonMaxDeliver)
+	deadLetter(x, key, s, g, pe.ID, reasonMaxDeliver)
 	return true
 }

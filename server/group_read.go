@@ -298,15 +298,16 @@ func serveHistory(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget 
 	if err != nil {
 		return 0
 	}
-	var ids []stream.ID
+	var pes []stream.PendingEntry
 	st.g.EachPending(c, start, stream.MaxID, func(pe stream.PendingEntry) bool {
-		ids = append(ids, pe.ID)
-		return a.count == 0 || len(ids) < a.count
+		pes = append(pes, pe)
+		return a.count == 0 || len(pes) < a.count
 	})
 	n := 0
 	f := st.s.Finder()
 	defer f.Close()
-	for _, id := range ids {
+	for _, pe := range pes {
+		id := pe.ID
 		it, ok := f.Find(id)
 		if !ok {
 			if budget.refuse(budget.admitsSize(int64(len(id.String())))) {
@@ -318,7 +319,7 @@ func serveHistory(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget 
 			n++
 			continue
 		}
-		if capDelivery(x, st.key, st.s, st.g, id) {
+		if capDelivery(x, st.key, st.s, st.g, pe) {
 			continue
 		}
 		if budget.refuse(budget.admits(it)) {
@@ -402,13 +403,13 @@ func serveClaims(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *
 		if !ok {
 			break
 		}
-		if capDelivery(x, st.key, st.s, st.g, id) {
+		pe, _ := st.g.PendingEntry(id)
+		if capDelivery(x, st.key, st.s, st.g, pe) {
 			continue
 		}
 		if budget.refuse(budget.admits(it)) {
 			break
 		}
-		pe, _ := st.g.PendingEntry(id)
 		prev, _ := st.g.Claim(c, id, x.now, -1, true, x.now)
 		writeClaimed(x, it, idleOf(x.now, pe), prev)
 		n++

@@ -225,8 +225,9 @@ func (r *groupRun) setMaxDeliver(n int64) {
 func (r *groupRun) capped(id ID) bool {
 	p := r.m.pel[id]
 	want := r.m.maxDeliver > 0 && p.count >= r.m.maxDeliver
-	if got := r.g.Capped(id); got != want {
-		r.t.Fatalf("Capped(%s) = %v, model %v (count %d, cap %d)", id, got, want, p.count, r.m.maxDeliver)
+	pe, _ := r.g.PendingEntry(id)
+	if got := r.g.Policy().Exhausted(pe.DeliveryCount); got != want {
+		r.t.Fatalf("Exhausted(%s) = %v, model %v (count %d, cap %d)", id, got, want, p.count, r.m.maxDeliver)
 	}
 	if !want {
 		return false

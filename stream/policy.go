@@ -87,13 +87,6 @@ func (g *Group) SetPolicy(p Policy) {
 	g.policy = p.clone()
 }
 
-// Capped reports whether delivering the pending entry id once more would
-// exceed the group's MaxDeliver: the caller dead-letters it instead.
-func (g *Group) Capped(id ID) bool {
-	p, ok := g.pel.Get(id)
-	return ok && g.policy.Exhausted(p.count)
-}
-
 // DeadLetter removes id from the PEL (and its owner's) as a dead letter,
 // which the group counts. It returns the entry as it was, and false when
 // id was not pending.
