@@ -417,6 +417,7 @@ func dlSeed(t *testing.T, raw *RawConn) {
 		"XADD s 1-0 n 1", "XADD s 2-0 n 2", "XADD s 3-0 n 3", "XADD s 4-0 n 4",
 		"XGROUP CREATE s g 0 MAXDELIVER 2 DEADLETTER dlq ACKWAIT 500 BACKOFF 10,20",
 		"XGROUP CREATE s plain 0",
+		"XGROUP SETPOLICY s g BACKOFF 10,20,40",
 		"XREADGROUP GROUP g c1 STREAMS s >",
 		"XREADGROUP GROUP plain c1 COUNT 1 STREAMS s >",
 		"XCLAIM s g c2 0 1-0 2-0",
