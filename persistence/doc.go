@@ -133,17 +133,19 @@ an UnsupportedError naming the key.
 
 # State version 10 has no place for
 
-Some stream state is newer than RDB version 10: a consumer's active
-time (Redis 7.2 keeps it in type 21), the idempotent-producer tables of
-Redis 8.6 (XADD IDMP / IDMPAUTO, XCFGSET), and our own age limit
-(XCFGSET MAXAGE). So that they survive a restart while the file still
-loads in Redis 7.0, the writer puts them in an AUX field named
-"redstream-stream-ext" placed just before the stream's key (and before
-its expiry). Redis ignores the field; our reader holds it
+Some stream state is newer than RDB version 10: a consumer's active time
+(Redis 7.2 keeps it in type 21), the idempotent-producer tables of Redis
+8.6 (XADD IDMP / IDMPAUTO, XCFGSET), and redstream's own consumer-group
+policies (XGROUP SETPOLICY) with their dead-letter counts, delayed entries
+(XADD DELAY) and age limit (XCFGSET MAXAGE). So that they survive a
+restart while the file still loads in Redis 7.0, the writer puts them in
+an AUX field named "redstream-stream-ext" placed just before the stream's
+key (and before its expiry). Redis ignores the field; our reader holds it
 until the key arrives and attaches it. The field is written only when
 needed: when some consumer's active time differs from its seen time (the
-reader's default, as in Redis), or the stream has IDMP state, an age
-limit or delayed entries.
+reader's default, as in Redis), the stream has IDMP state, delayed
+entries or an age limit, or a group has a policy or has dead-lettered
+entries.
 
 The field's value is binary, made of RDB lengths (len), plain strings
 (str: a length and the bytes, never integer- or LZF-encoded) and 8-byte
@@ -169,6 +171,14 @@ little-endian millisecond times (ms):
 	                    per iid (oldest first): iid str | entry ID ms len
 	                                            entry ID seq len | recorded at ms
 
+	tag 3, consumer-group policies (only groups with a policy or a
+	dead-letter count):
+	    group count len
+	      per group: name str | max deliver len | dead-letter key str ("": none)
+	                 ack wait len (ms) | backoff step count len
+	                 per step: ms len
+	                 dead-lettered len
+
 	tag 4, delayed entries (XADD DELAY / AT) not yet due, in ID order:
 	    entry count len
 	      per entry: reserved ID ms len | reserved ID seq len
@@ -177,10 +187,10 @@ little-endian millisecond times (ms):
 	tag 5, age limit (only when set):
 	    max age len (ms, > 0) | policy 1 byte (0 KEEPREF, 1 DELREF, 2 ACKED)
 
-Tag 3 is the consumer-group policy. A stream without delayed entries
-writes no tag 4 (and no field at all when it needs none of the others),
-so its file loads in Redis 7 unchanged; Redis ignores the field, and
-with it the delayed entries, in any case.
+A stream without delayed entries writes no tag 4 (and no field at all
+when it needs none of the others), so its file loads in Redis 7
+unchanged; Redis ignores the field, and with it the delayed entries, in
+any case.
 
 A field that names a key the file does not hold, a group or consumer the
 stream lacks, or has a version other than 1 is an error.

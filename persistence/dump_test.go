@@ -103,7 +103,7 @@ func TestDumpNeedsExtOnlyForNewerState(t *testing.T) {
 	if bytes.Contains(plain, []byte(extAuxName)) {
 		t.Fatal("a stream version 10 holds whole carries the extension")
 	}
-	for _, name := range []string{"stream-active", "idmp", "max-age"} {
+	for _, name := range []string{"stream-active", "idmp", "max-age", "policy"} {
 		if p := mustDump(t, dumpValues()[name], nil); !bytes.Contains(p, []byte(extAuxName)) {
 			t.Fatalf("%s: no extension after the value", name)
 		}

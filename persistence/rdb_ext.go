@@ -12,11 +12,11 @@ import (
 // there; our decoder attaches the state to the key. The layout is in the
 // package documentation.
 const (
-	extAuxName   = "redstream-stream-ext"
-	extVersion   = 1
-	extTagActive = 1 // consumer active times
-	extTagIDMP   = 2 // idempotent-producer state
-	// Tag 3 belongs to the consumer-group policy.
+	extAuxName      = "redstream-stream-ext"
+	extVersion      = 1
+	extTagActive    = 1 // consumer active times
+	extTagIDMP      = 2 // idempotent-producer state
+	extTagPolicy    = 3 // consumer-group policies and dead-letter counts
 	extTagDelayed   = 4 // delayed entries (XADD DELAY / AT) not yet due
 	extTagRetention = 5 // age limit (XCFGSET MAXAGE)
 )
@@ -34,6 +34,13 @@ type streamExt struct {
 	idmp    *stream.IDMPState
 	age     *stream.Retention
 	delayed []stream.DelayedEntry
+	policy  map[string]groupPolicy // group → its policy
+}
+
+// groupPolicy is what the policy section holds of one group.
+type groupPolicy struct {
+	policy stream.Policy
+	dead   int64
 }
 
 // needsExt reports whether s has state version 10 cannot hold.
@@ -42,6 +49,9 @@ func needsExt(s *stream.State) bool {
 		return true
 	}
 	for _, g := range s.Groups {
+		if hasPolicy(&g) {
+			return true
+		}
 		for _, c := range g.Consumers {
 			if c.ActiveTime != c.SeenTime {
 				return true
@@ -71,6 +81,10 @@ func appendExt(dst []byte, db int, key []byte, s *stream.State) []byte {
 	if len(s.Delayed) > 0 {
 		dst = append(dst, extTagDelayed)
 		dst = appendStr(dst, appendDelayed(nil, s.Delayed))
+	}
+	if body := appendPolicies(nil, s); body != nil {
+		dst = append(dst, extTagPolicy)
+		dst = appendStr(dst, body)
 	}
 	return dst
 }
@@ -105,6 +119,35 @@ func parseDelayed(c *extCursor) []stream.DelayedEntry {
 		es = append(es, e)
 	}
 	return es
+}
+
+func hasPolicy(g *stream.GroupState) bool { return !g.Policy.IsZero() || g.DeadLettered != 0 }
+
+// appendPolicies encodes the groups that have a policy or a dead-letter
+// count, or returns nil if none has.
+func appendPolicies(dst []byte, s *stream.State) []byte {
+	var groups []byte
+	n := 0
+	for _, g := range s.Groups {
+		if !hasPolicy(&g) {
+			continue
+		}
+		p := &g.Policy
+		groups = appendStr(groups, g.Name)
+		groups = appendLen(groups, uint64(p.MaxDeliver))
+		groups = appendStr(groups, p.DeadLetter)
+		groups = appendLen(groups, uint64(p.AckWait))
+		groups = appendLen(groups, uint64(len(p.Backoff)))
+		for _, ms := range p.Backoff {
+			groups = appendLen(groups, uint64(ms))
+		}
+		groups = appendLen(groups, uint64(g.DeadLettered))
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	return append(appendLen(dst, uint64(n)), groups...)
 }
 
 // appendActive encodes the active times that differ from the seen times
@@ -243,6 +286,8 @@ func parseExt(b []byte) (*streamExt, error) {
 			e.age = &stream.Retention{MaxAge: int64(body.len("max age")), Refs: stream.RefPolicy(body.u8("max age policy"))}
 		case extTagDelayed:
 			e.delayed = parseDelayed(body)
+		case extTagPolicy:
+			e.policy = parsePolicies(body)
 		} // other tags are from a later writer: skipped
 		if body.err != nil {
 			return nil, body.err
@@ -283,6 +328,25 @@ func parseIDMP(c *extCursor) *stream.IDMPState {
 	return m
 }
 
+// parsePolicies reads the policy section. Values past int64's range
+// come out negative, which FromState refuses.
+func parsePolicies(c *extCursor) map[string]groupPolicy {
+	m := map[string]groupPolicy{}
+	for range c.count("group count") {
+		name := string(c.str("group name"))
+		var gp groupPolicy
+		gp.policy.MaxDeliver = int64(c.len("max deliver"))
+		gp.policy.DeadLetter = c.str("dead-letter key")
+		gp.policy.AckWait = int64(c.len("ack wait"))
+		for range c.count("backoff step count") {
+			gp.policy.Backoff = append(gp.policy.Backoff, int64(c.len("backoff step")))
+		}
+		gp.dead = int64(c.len("dead-letter count"))
+		m[name] = gp
+	}
+	return m
+}
+
 // addExt parses an extension field and holds it for its key.
 func (d *Decoder) addExt(val []byte) error {
 	e, err := parseExt(val)
@@ -319,6 +383,21 @@ func applyExt(s *stream.State, e *streamExt) error {
 		s.Retention = *e.age // stream.FromState refuses one out of range
 	}
 	s.Delayed = e.delayed
+	return applyPolicies(s, e.policy)
+}
+
+func applyPolicies(s *stream.State, policies map[string]groupPolicy) error {
+	found := 0
+	for gi := range s.Groups {
+		g := &s.Groups[gi]
+		if gp, ok := policies[string(g.Name)]; ok {
+			g.Policy, g.DeadLettered = gp.policy, gp.dead
+			found++ // a second group of the name: FromState refuses it
+		}
+	}
+	if found < len(policies) {
+		return rdbCorruptf("%s field names groups the stream does not have", extAuxName)
+	}
 	return nil
 }
 

@@ -217,6 +217,9 @@ func dumpStream(w io.Writer, s *stream.State) {
 	}
 	for _, g := range s.Groups {
 		fmt.Fprintf(w, "  group %q last=%s read=%d pending=%d\n", g.Name, g.LastID, g.EntriesRead, len(g.PEL))
+		if p := g.Policy; !p.IsZero() || g.DeadLettered != 0 {
+			fmt.Fprintf(w, "   policy max=%d dlq=%q wait=%d backoff=%v dead=%d\n", p.MaxDeliver, p.DeadLetter, p.AckWait, p.Backoff, g.DeadLettered)
+		}
 		for _, p := range g.PEL {
 			fmt.Fprintf(w, "   pending %s time=%d count=%d\n", p.ID, p.DeliveryTime, p.DeliveryCount)
 		}

@@ -71,6 +71,10 @@ func roundTripEntries() []*Entry {
 		{ID: sid(4102444800000, 0), Fields: [][]byte{[]byte("job"), []byte("a")}},
 		{ID: sid(4102444800000, 1), Fields: [][]byte{[]byte("job"), []byte("12"), []byte("n"), []byte("")}},
 	}
+	withPolicy := sampleState() // XGROUP SETPOLICY's state: extension tag 3
+	withPolicy.Groups[0].Policy = stream.Policy{MaxDeliver: 5, DeadLetter: []byte("dlq"), AckWait: 1000, Backoff: []int64{100, 20000}}
+	withPolicy.Groups[0].DeadLettered = 70000
+	withPolicy.Groups[1].DeadLettered = 1 // a count left from a cleared policy
 	empty := &stream.State{LastID: sid(5, 5), EntriesAdded: 2, MaxDeletedID: sid(5, 5),
 		Groups: []stream.GroupState{{Name: []byte("g"), LastID: sid(5, 5), EntriesRead: 2}}}
 	rest := []*Entry{
@@ -81,6 +85,7 @@ func roundTripEntries() []*Entry {
 		{DB: 3, Key: []byte("empty-stream"), Value: mustStream(empty)},
 		{DB: 3, Key: []byte("max-age"), Value: mustStream(withAge)},
 		{DB: 3, Key: []byte("delayed"), Value: mustStream(withDelayed)},
+		{DB: 3, Key: []byte("policy"), Value: mustStream(withPolicy)},
 		{DB: 15, Key: []byte("k"), Value: String("v")},
 	}
 	return append(strs, rest...)
@@ -150,8 +155,8 @@ func TestRoundTrip(t *testing.T) {
 			if v, _ := d.Version(); v != RDBVersion {
 				t.Fatalf("version %d", v)
 			}
-			if d.Stats().RedstreamExts != 4 {
-				t.Fatalf("%d extension fields applied, want 4", d.Stats().RedstreamExts)
+			if d.Stats().RedstreamExts != 5 { // stream, idmp, max-age, delayed, policy
+				t.Fatalf("%d extension fields applied, want 5", d.Stats().RedstreamExts)
 			}
 		})
 	}

@@ -17,7 +17,10 @@ import (
 var groupSpecs = []spec{
 	{name: "xgroup", arity: -2, flags: "", group: "stream", since: "5.0.0", summary: "A container for consumer groups commands."},
 	{name: "xgroup|create", arity: -5, flags: "write denyoom", first: 2, last: 2, step: 1, group: "stream", since: "5.0.0",
-		syntax: "key group <id | $> [MKSTREAM] [ENTRIESREAD entries-read]", summary: "Creates a consumer group.", run: xgroupCreateCommand},
+		syntax: "key group <id | $> [MKSTREAM] [ENTRIESREAD entries-read] [MAXDELIVER max-deliver] [DEADLETTER dead-letter-key] [ACKWAIT ack-wait] [BACKOFF backoff]", summary: "Creates a consumer group.", run: xgroupCreateCommand},
+	{name: "xgroup|setpolicy", arity: -6, flags: "write", first: 2, last: 2, step: 1, group: "stream", since: "8.10.0",
+		syntax:  "key group [MAXDELIVER max-deliver] [DEADLETTER dead-letter-key] [ACKWAIT ack-wait] [BACKOFF backoff]",
+		summary: "Sets what a consumer group does with entries its consumers fail to acknowledge: a cap on deliveries, a dead-letter stream, redelivery (redstream).", run: xgroupSetPolicyCommand},
 	{name: "xgroup|setid", arity: -5, flags: "write", first: 2, last: 2, step: 1, group: "stream", since: "5.0.0",
 		syntax: "key group <id | $> [ENTRIESREAD entries-read]", summary: "Sets the last-delivered ID of a consumer group.", run: xgroupSetIDCommand},
 	{name: "xgroup|destroy", arity: 4, flags: "write", first: 2, last: 2, step: 1, group: "stream", since: "5.0.0",
@@ -117,10 +120,21 @@ func parseEntriesRead(x *Ctx, arg []byte) (int64, bool) {
 
 // xgroupOptions parses what follows XGROUP CREATE/SETID key group id:
 // MKSTREAM (CREATE only) and ENTRIESREAD n, as Redis does, before the key
-// is looked at.
-func xgroupOptions(x *Ctx, create bool) (mkstream bool, entriesRead int64, ok bool) {
+// is looked at; with policy (CREATE only) also the policy options.
+func xgroupOptions(x *Ctx, policy *policyArgs) (mkstream bool, entriesRead int64, ok bool) {
+	create := policy != nil
 	entriesRead = stream.InvalidEntriesRead
 	for i := 5; i < len(x.argv); i++ {
+		if create {
+			var isPolicy bool
+			var msg string
+			if i, isPolicy, msg = policy.parseOption(x, i); msg != "" {
+				x.error(msg)
+				return false, 0, false
+			} else if isPolicy {
+				continue
+			}
+		}
 		switch {
 		case create && eqFold(x.argv[i], "mkstream"):
 			mkstream = true
@@ -160,9 +174,10 @@ func xgroupTarget(x *Ctx, mkstream, needGroup bool) (s *stream.Stream, g *stream
 }
 
 // xgroupCreateCommand serves XGROUP CREATE key group id|$ [MKSTREAM]
-// [ENTRIESREAD n].
+// [ENTRIESREAD n] and the policy options of XGROUP SETPOLICY.
 func xgroupCreateCommand(x *Ctx) {
-	mkstream, entriesRead, ok := xgroupOptions(x, true)
+	var policy policyArgs
+	mkstream, entriesRead, ok := xgroupOptions(x, &policy)
 	if !ok {
 		return
 	}
@@ -170,7 +185,7 @@ func xgroupCreateCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	if len(x.argv) > 8 { // checked after the key, as Redis does
+	if len(x.argv)-policy.n > 8 { // checked after the key, as Redis does
 		x.error(resp.SubcommandSyntax("xgroup", x.argv[1]))
 		return
 	}
@@ -183,14 +198,19 @@ func xgroupCreateCommand(x *Ctx) {
 		return
 	}
 	key := x.argv[2]
+	if !policy.checkDeadLetterKey(x, key) {
+		return
+	}
 	if s == nil {
 		s = stream.New()
 		x.setKey(key, &Object{value: s})
 	}
-	if _, err := s.CreateGroup(x.argv[3], id, entriesRead); errors.Is(err, stream.ErrGroupExists) {
+	g, err := s.CreateGroup(x.argv[3], id, entriesRead)
+	if errors.Is(err, stream.ErrGroupExists) {
 		x.error(errBusyGroup)
 		return
 	}
+	g.SetPolicy(policy.apply(stream.Policy{}))
 	x.modified(key)
 	x.w.OK()
 }
@@ -198,7 +218,7 @@ func xgroupCreateCommand(x *Ctx) {
 // xgroupSetIDCommand serves XGROUP SETID key group id|$ [ENTRIESREAD n].
 // Unlike CREATE it takes "-" and "+" as IDs, as Redis does.
 func xgroupSetIDCommand(x *Ctx) {
-	_, entriesRead, ok := xgroupOptions(x, false)
+	_, entriesRead, ok := xgroupOptions(x, nil)
 	if !ok {
 		return
 	}
@@ -278,6 +298,8 @@ func xgroupHelpCommand(x *Ctx) {
 		"      Create the empty stream if it does not exist.",
 		"    * ENTRIESREAD entries_read",
 		"      Set the group's entries_read counter (internal use).",
+		"    * MAXDELIVER, DEADLETTER, ACKWAIT, BACKOFF",
+		"      Set the group's policy, as SETPOLICY does.",
 		"CREATECONSUMER <key> <groupname> <consumer>",
 		"    Create a new consumer in the specified group.",
 		"DELCONSUMER <key> <groupname> <consumer>",
@@ -286,6 +308,12 @@ func xgroupHelpCommand(x *Ctx) {
 		"    Remove the specified group.",
 		"SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
 		"    Set the current group ID and entries_read counter.",
+		"SETPOLICY <key> <groupname> [MAXDELIVER n] [DEADLETTER key] [ACKWAIT ms] [BACKOFF ms[,ms...]]",
+		"    Set what the group does with entries its consumers fail (each option given",
+		"    replaces that setting): deliver each at most MAXDELIVER times (0: no cap),",
+		"    then move it to the DEADLETTER stream (\"\": none, only drop it); redeliver",
+		"    an entry not acknowledged within ACKWAIT ms, or the BACKOFF step chosen by",
+		"    its delivery count (0 and \"\" turn these off).",
 	})
 }
 
@@ -550,6 +578,8 @@ func (a *nackArgs) parseOption(x *Ctx, i int) (int, string) {
 // first; with FORCE an entry of the stream that is not pending becomes a
 // released one. It answers how many IDs it released. A blocked
 // XREADGROUP CLAIM may now have something to claim, so it is woken.
+// FATAL in a group with a dead-letter stream dead-letters each entry at
+// once instead (see nackFatal).
 func xnackCommand(x *Ctx) {
 	a, ok := parseXNack(x)
 	if !ok {
@@ -563,6 +593,8 @@ func xnackCommand(x *Ctx) {
 	var n int64
 	for _, id := range a.ids {
 		switch {
+		case a.mode == stream.NackFatal && g.Policy().DeadLetter != nil && nackFatal(x, s, g, id, a.force):
+			n++
 		case g.Release(id, a.mode, a.retry):
 			n++
 		case a.force && s.Has(id):
@@ -575,4 +607,22 @@ func xnackCommand(x *Ctx) {
 		x.signalReady(key)
 	}
 	x.w.Int(n)
+}
+
+// nackFatal dead-letters id for XNACK FATAL and reports whether it did.
+// With FORCE an entry of the stream that is not pending is dead-lettered
+// too, with 0 deliveries; RETRYCOUNT does not matter to an entry that
+// will not be retried. When the move is refused (see deadLetter) it
+// reports false, and the entry is released as XNACK FATAL does without
+// a dead-letter stream.
+func nackFatal(x *Ctx, s *stream.Stream, g *stream.Group, id stream.ID, force bool) bool {
+	if _, pending := g.PendingEntry(id); !pending {
+		if !force || !s.Has(id) {
+			return false
+		}
+		g.ForceRelease(id, stream.NackSilent, -1)
+	}
+	deadLetter(x, x.argv[1], s, g, id, reasonFatal)
+	_, pending := g.PendingEntry(id)
+	return !pending
 }

@@ -171,6 +171,7 @@ var complexities = map[string]string{
 	"xgroup|destroy":        "O(N) where N is the number of entries in the group's PEL",
 	"xgroup|help":           "O(1)",
 	"xgroup|setid":          "O(1)",
+	"xgroup|setpolicy":      "O(N) where N is the number of BACKOFF steps",
 	"xinfo":                 "Depends on the subcommand",
 	"xinfo|consumers":       "O(N) where N is the number of consumers",
 	"xinfo|groups":          "O(N) where N is the number of groups",

@@ -47,11 +47,20 @@ func BenchmarkXReadGroupAck100(b *testing.B) {
 }
 
 // BenchmarkXAutoClaim1000 claims 1,000 entries per op from a PEL of
-// 100,000, going round and round.
+// 100,000, going round and round; with a MAXDELIVER no entry reaches,
+// what checking the cap costs.
 func BenchmarkXAutoClaim1000(b *testing.B) {
+	b.Run("policy=none", func(b *testing.B) { benchXAutoClaim(b) })
+	b.Run("policy=maxdeliver", func(b *testing.B) { benchXAutoClaim(b, "MAXDELIVER", "1000000000", "DEADLETTER", "dlq") })
+}
+
+func benchXAutoClaim(b *testing.B, policy ...string) {
 	s := newStreamTestServer(b, nil, 100, 4096)
 	benchFill(b, s, "bench", 100_000)
 	var w resp.Writer
+	if len(policy) > 0 {
+		benchRun(s, &w, benchArgv(append([]string{"XGROUP", "SETPOLICY", "bench", "g"}, policy...)...), 0)
+	}
 	benchRun(s, &w, benchArgv("XREADGROUP", "GROUP", "g", "owner", "STREAMS", "bench", ">"), 1000)
 	b.ReportAllocs()
 	b.ResetTimer()

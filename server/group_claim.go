@@ -302,7 +302,7 @@ func xclaimCommand(x *Ctx) {
 	defer f.Close()
 	mark, n := x.w.Mark(), 0
 	for _, id := range a.ids {
-		if xclaimOne(x, f, g, c, id, &a) {
+		if xclaimOne(x, s, f, g, c, id, &a) {
 			n++
 		}
 	}
@@ -313,7 +313,10 @@ func xclaimCommand(x *Ctx) {
 }
 
 // xclaimOne claims id for XCLAIM and writes it; it reports whether it did.
-func xclaimOne(x *Ctx, f *stream.Finder, g *stream.Group, c *stream.Consumer, id stream.ID, a *xclaimArgs) bool {
+// A claim that counts as a delivery (no JUSTID, no RETRYCOUNT: an admin
+// setting the count is not capped) dead-letters an entry at the group's
+// MAXDELIVER instead.
+func xclaimOne(x *Ctx, s *stream.Stream, f *stream.Finder, g *stream.Group, c *stream.Consumer, id stream.ID, a *xclaimArgs) bool {
 	key := x.argv[1]
 	pe, pending := g.PendingEntry(id)
 	it, exists := f.Find(id)
@@ -329,7 +332,11 @@ func xclaimOne(x *Ctx, f *stream.Finder, g *stream.Group, c *stream.Consumer, id
 			return false
 		}
 		g.Force(id, x.now)
+		pe, _ = g.PendingEntry(id)
 	} else if pe.Consumer != nil && a.minIdle > 0 && x.now-pe.DeliveryTime < a.minIdle {
+		return false
+	}
+	if !a.justID && a.retry < 0 && capDelivery(x, key, s, g, pe) {
 		return false
 	}
 	g.Claim(c, id, a.delivered, a.retry, !a.justID, x.now)
@@ -407,7 +414,7 @@ func xautoclaimCommand(x *Ctx) {
 		return
 	}
 	c := touchConsumer(x, key, g, x.argv[3])
-	ac := autoclaim{x: x, g: g, c: c, a: &a, count: a.count, attempts: a.count * autoclaimAttempts,
+	ac := autoclaim{x: x, s: s, g: g, c: c, a: &a, count: a.count, attempts: a.count * autoclaimAttempts,
 		f: s.Finder(), entries: resp.Writer{Proto: x.w.Proto}}
 	defer ac.f.Close()
 	ac.run()
@@ -427,6 +434,7 @@ func xautoclaimCommand(x *Ctx) {
 // autoclaim is one XAUTOCLAIM's walk over the PEL.
 type autoclaim struct {
 	x        *Ctx
+	s        *stream.Stream
 	g        *stream.Group
 	c        *stream.Consumer
 	a        *xautoclaimArgs
@@ -469,7 +477,9 @@ func (ac *autoclaim) run() {
 }
 
 // step looks at one pending entry: drops it if deleted, claims it if idle
-// long enough.
+// long enough, unless that delivery would pass the group's MAXDELIVER:
+// then it dead-letters it (JUSTID, which does not count deliveries, is
+// not capped).
 func (ac *autoclaim) step(pe stream.PendingEntry) {
 	x := ac.x
 	ac.attempts--
@@ -482,6 +492,9 @@ func (ac *autoclaim) step(pe stream.PendingEntry) {
 		return
 	}
 	if ac.a.minIdle > 0 && pe.Consumer != nil && x.now-pe.DeliveryTime < ac.a.minIdle {
+		return
+	}
+	if !ac.a.justID && capDelivery(x, x.argv[1], ac.s, ac.g, pe) {
 		return
 	}
 	ac.g.Claim(ac.c, pe.ID, x.now, -1, !ac.a.justID, x.now)

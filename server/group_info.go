@@ -35,7 +35,7 @@ func xinfoGroupsCommand(x *Ctx) {
 	}
 	x.w.Array(s.NumGroups())
 	s.EachGroup(func(g *stream.Group) bool {
-		x.w.Map(6)
+		x.w.Map(6 + policyInfoFields(g))
 		x.w.BulkString("name")
 		x.w.Bulk(g.Name())
 		x.w.BulkString("consumers")
@@ -48,6 +48,7 @@ func xinfoGroupsCommand(x *Ctx) {
 		writeReadCounter(x, g)
 		x.w.BulkString("lag")
 		writeLag(x, s, g)
+		writePolicyInfo(x, g)
 		return true
 	})
 }
@@ -90,7 +91,7 @@ func xinfoConsumersCommand(x *Ctx) {
 func writeFullGroups(x *Ctx, s *stream.Stream, count int) {
 	x.w.Array(s.NumGroups())
 	s.EachGroup(func(g *stream.Group) bool {
-		x.w.Map(8)
+		x.w.Map(8 + policyInfoFields(g))
 		x.w.BulkString("name")
 		x.w.Bulk(g.Name())
 		x.w.BulkString("last-delivered-id")
@@ -103,6 +104,7 @@ func writeFullGroups(x *Ctx, s *stream.Stream, count int) {
 		x.w.Int(int64(g.Pending()))
 		x.w.BulkString("nacked-count")
 		x.w.Int(int64(g.Released()))
+		writePolicyInfo(x, g)
 		x.w.BulkString("pending")
 		writeFullPEL(x, g, nil, count)
 		x.w.BulkString("consumers")

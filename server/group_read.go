@@ -67,13 +67,15 @@ func xreadgroupCommand(x *Ctx) {
 		return
 	}
 	xrgLogForm(x, &a)
-	if !serveXReadGroup(x, &a, streams) {
-		if a.block {
-			// Due entries were only dropped or dead-lettered: that is
-			// the write; the reader waits on as if there had been none.
-			x.block(uniqueKeys(x.argv[a.streamsAt:a.streamsAt+a.n]), a.deadline)
-			return
-		}
+	if serveXReadGroup(x, &a, streams) {
+		return
+	}
+	switch {
+	case a.block && x.rerun:
+		x.block(nil, a.deadline) // what it found was dead-lettered: wait on
+	case a.block:
+		x.block(uniqueKeys(x.argv[a.streamsAt:a.streamsAt+a.n]), a.deadline)
+	default:
 		x.w.NullArray()
 	}
 }
@@ -251,7 +253,7 @@ func serveXReadGroup(x *Ctx, a *xrgArgs, streams []xrgStream) bool {
 		if budget.spent || budget.full() || !xrgHasNew(x, a, st) {
 			continue // once the budget is spent, no later stream is served
 		}
-		streamMark := x.w.Mark()
+		header := x.w.Mark()
 		if !x.w.RESP3() {
 			x.w.Array(2)
 		}
@@ -260,13 +262,8 @@ func serveXReadGroup(x *Ctx, a *xrgArgs, streams []xrgStream) bool {
 		var n int
 		if st.history {
 			n = serveHistory(x, a, st, c, &budget)
-		} else {
-			n = serveNew(x, a, st, c, &budget)
-		}
-		if n == 0 && !st.history {
-			// Only gone or dead-lettered due entries: no answer for
-			// this stream.
-			x.w.Truncate(streamMark)
+		} else if n = serveNew(x, a, st, c, &budget); n == 0 && !budget.spent {
+			x.w.Truncate(header) // all it found was dead-lettered: nothing to say
 			continue
 		}
 		x.w.InsertLen(entries, '*', n)
@@ -298,21 +295,23 @@ func (b *xreadBudget) refuse(admitted bool) bool {
 
 // serveHistory writes the consumer's pending entries after st.after, up
 // to COUNT and the budget. Each is delivered again (its count and time
-// move); one deleted from the stream is answered as [id, nil].
+// move), or dead-lettered and left out when that would pass the group's
+// MAXDELIVER; one deleted from the stream is answered as [id, nil].
 func serveHistory(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *xreadBudget) int {
 	start, err := st.after.Incr()
 	if err != nil {
 		return 0
 	}
-	var ids []stream.ID
+	var pes []stream.PendingEntry
 	st.g.EachPending(c, start, stream.MaxID, func(pe stream.PendingEntry) bool {
-		ids = append(ids, pe.ID)
-		return a.count == 0 || len(ids) < a.count
+		pes = append(pes, pe)
+		return a.count == 0 || len(pes) < a.count
 	})
 	n := 0
 	f := st.s.Finder()
 	defer f.Close()
-	for _, id := range ids {
+	for _, pe := range pes {
+		id := pe.ID
 		it, ok := f.Find(id)
 		if !ok {
 			if budget.refuse(budget.admitsSize(int64(len(id.String())))) {
@@ -322,6 +321,9 @@ func serveHistory(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget 
 			writeID(x.w, id)
 			x.w.NullArray()
 			n++
+			continue
+		}
+		if capDelivery(x, st.key, st.s, st.g, pe) {
 			continue
 		}
 		if budget.refuse(budget.admits(it)) {
@@ -388,7 +390,8 @@ func serveNew(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *xre
 }
 
 // serveClaims writes the claimable entries for serveNew, up to COUNT and
-// the budget, and hands them to c.
+// the budget, and hands them to c; an entry at the group's MAXDELIVER is
+// dead-lettered instead.
 func serveClaims(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *xreadBudget) int {
 	if len(st.claims) == 0 {
 		return 0
@@ -401,10 +404,16 @@ func serveClaims(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *
 			break
 		}
 		it, ok := f.Find(id)
-		if !ok || budget.refuse(budget.admits(it)) {
+		if !ok {
 			break
 		}
 		pe, _ := st.g.PendingEntry(id)
+		if capDelivery(x, st.key, st.s, st.g, pe) {
+			continue
+		}
+		if budget.refuse(budget.admits(it)) {
+			break
+		}
 		prev, _ := st.g.Claim(c, id, x.now, -1, true, x.now)
 		writeClaimed(x, it, idleOf(x.now, pe), prev)
 		n++

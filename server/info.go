@@ -228,6 +228,9 @@ func infoStats(s *Server, b *strings.Builder) {
 	field(b, "client_output_buffer_limit_disconnections", st.outputLimitDisconnections)
 	field(b, "latest_fork_usec", st.lastFreezeUsec) // redstream does not fork: the snapshot freeze
 	field(b, "stream_redeliveries", st.redelivered) // ours: entries a group policy redelivered
+	// Beyond Redis: consumer-group dead letters (group_policy.go).
+	field(b, "stream_dead_letters", st.deadLetters)
+	field(b, "stream_dead_letter_failures", st.deadLetterFailures)
 }
 
 func infoReplication(s *Server, b *strings.Builder) {

@@ -10,20 +10,24 @@ import (
 // stats are the counters INFO reports. Guarded by the keyspace lock,
 // except the byte counters, atomics that INFO reads without it.
 type stats struct {
-	connections    int64
-	rejectedConns  int64
-	commands       int64
-	expiredKeys    int64
-	redelivered    int64 // entries a group policy redelivered (stream_redeliveries)
-	keyspaceHits   int64
-	keyspaceMisses int64
-	errorReplies   int64
-	errorCodes     map[string]int64 // errorstats: replies per error code (ERR, WRONGTYPE, ...)
-	blockedClients int64
-	delayedOut     int64 // delayed stream entries released (INFO stream_delayed_released)
-	peakUsed       int64 // the most usedMemory the cron saw (INFO used_memory_peak)
-	lastFreezeUsec int64 // how long the last snapshot held the lock (INFO latest_fork_usec)
-	netIn, netOut  atomic.Int64
+	connections   int64
+	rejectedConns int64
+	commands      int64
+	expiredKeys   int64
+	// Dead letters (group_policy.go): entries moved out of a PEL past
+	// MAXDELIVER or by XNACK FATAL, and moves refused (the entry stayed
+	// pending).
+	deadLetters, deadLetterFailures int64
+	redelivered                     int64 // entries a group policy redelivered (stream_redeliveries)
+	delayedOut                      int64 // delayed stream entries released (INFO stream_delayed_released)
+	keyspaceHits                    int64
+	keyspaceMisses                  int64
+	errorReplies                    int64
+	errorCodes                      map[string]int64 // errorstats: replies per error code (ERR, WRONGTYPE, ...)
+	blockedClients                  int64
+	peakUsed                        int64 // the most usedMemory the cron saw (INFO used_memory_peak)
+	lastFreezeUsec                  int64 // how long the last snapshot held the lock (INFO latest_fork_usec)
+	netIn, netOut                   atomic.Int64
 
 	// Client buffers (outputlimit.go): the largest input and held output
 	// seen in each of the last 8 seconds (INFO client_recent_max_*), the

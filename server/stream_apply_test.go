@@ -73,8 +73,8 @@ func dumpStreams(t testing.TB, s *Server, layout bool) string {
 func dumpGroups(b *strings.Builder, st *stream.Stream) {
 	st.EachGroup(func(g *stream.Group) bool {
 		lag, lagOK := st.Lag(g)
-		fmt.Fprintf(b, "  group %q last=%s read=%d lag=%d/%v pending=%d released=%d\n", g.Name(), g.LastID(),
-			g.EntriesRead(), lag, lagOK, g.Pending(), g.Released())
+		fmt.Fprintf(b, "  group %q last=%s read=%d lag=%d/%v pending=%d released=%d policy=%+v dead=%d\n", g.Name(), g.LastID(),
+			g.EntriesRead(), lag, lagOK, g.Pending(), g.Released(), *g.Policy(), g.DeadLettered())
 		g.EachPending(nil, stream.MinID, stream.MaxID, func(pe stream.PendingEntry) bool {
 			owner := "-"
 			if pe.Consumer != nil {
@@ -173,7 +173,8 @@ func TestStreamReplayReproducesState(t *testing.T) {
 		}
 	}
 	if !strings.Contains(want, "idmp={Duration:100 MaxSize:") || sweeps == 0 || strings.Count(want, "\n") < 20 ||
-		strings.Count(want, " t=") < 10 || strings.Count(want, "consumer ") < 5 {
+		strings.Count(want, " t=") < 10 || strings.Count(want, "consumer ") < 5 ||
+		!strings.Contains(want, `"maxdeliver"`) || !strings.Contains(want, `"fatal"`) {
 		t.Fatalf("the mix built too little:\n%s", want)
 	}
 	// Same node limits: the same nodes, byte for byte in effect.
@@ -231,6 +232,11 @@ func groupMix(rng *rand.Rand, k, k2, n string) [][]string {
 		{"XAUTOCLAIM", k, g, c, "4", "0", "COUNT", "3"},
 		{"XDELEX", k, []string{"KEEPREF", "DELREF", "ACKED"}[rng.IntN(3)], "IDS", "1", id},
 		{"XTRIM", k, "MAXLEN", n, []string{"KEEPREF", "DELREF", "ACKED"}[rng.IntN(3)]},
+		// Policies: a dead-letter stream of its own, none, another stream
+		// of the mix, itself (refused) or the list (WRONGTYPE, or a failed
+		// move when a RENAME puts the list there later).
+		{"XGROUP", "SETPOLICY", k, g, "MAXDELIVER", fmt.Sprint(rng.IntN(4)), "DEADLETTER", []string{"dlq", "", k2, "l"}[rng.IntN(4)]},
+		{"XGROUP", "CREATE", k, g, "0", "MAXDELIVER", fmt.Sprint(1 + rng.IntN(2)), "DEADLETTER", "dlq", "BACKOFF", "5,10"},
 	}
 	if rng.IntN(10) == 0 {
 		mix = append(mix, []string{"XGROUP", "DESTROY", k, g})

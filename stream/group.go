@@ -67,6 +67,7 @@ type Group struct {
 	seq         uint32      // the next time-order number
 	policy      Policy      // what the group does beyond Redis (policy.go)
 	due         omap[ID]    // redelivery order, with a redelivering policy (due.go)
+	dead        int64       // entries dead-lettered so far (policy.go)
 }
 
 // pending is the state of one PEL entry.
@@ -469,7 +470,7 @@ func errorf(format string, args ...any) error {
 // shared.
 func (g *Group) copyWith(pel omap[pending], consumerPEL func(*Consumer) omap[struct{}]) *Group {
 	f := &Group{name: g.name, lastID: g.lastID, entriesRead: g.entriesRead, pel: pel,
-		released: g.released, seq: g.seq, free: slices.Clone(g.free), policy: g.policy.clone()}
+		released: g.released, seq: g.seq, free: slices.Clone(g.free), policy: g.policy.clone(), dead: g.dead}
 	f.owners = make([]*Consumer, len(g.owners))
 	for _, c := range g.consumers.All() {
 		fc := &Consumer{name: c.name, seen: c.seen, active: c.active, pel: consumerPEL(c), handle: c.handle}

@@ -19,6 +19,12 @@ import (
 // every pending ID is at most the group's last delivered ID, and the
 // group's whole state equals the model's. Snapshots are taken along the
 // way and must still show, at the end, the state of their moment.
+//
+// The group's policy takes part: a MaxDeliver cap is set and changed
+// along the way, and a claim or history read of an entry at the cap
+// dead-letters it instead (as the server does), which the model mirrors
+// with its own count; the policy and the count must survive State and
+// FromState.
 
 type mPending struct {
 	delivered, count int64
@@ -26,10 +32,12 @@ type mPending struct {
 }
 
 type groupModel struct {
-	lastID    ID
-	pel       map[ID]mPending
-	consumers map[string]int64 // name → seen time
-	order     []ID             // release order of released entries
+	lastID     ID
+	pel        map[ID]mPending
+	consumers  map[string]int64 // name → seen time
+	order      []ID             // release order of released entries
+	maxDeliver int64            // the policy's cap; 0: none
+	dead       int64            // entries dead-lettered
 }
 
 func newGroupModel() *groupModel {
@@ -46,6 +54,7 @@ func (m *groupModel) clone() *groupModel {
 		c.consumers[k] = v
 	}
 	c.order = slices.Clone(m.order)
+	c.maxDeliver, c.dead = m.maxDeliver, m.dead
 	return c
 }
 
@@ -58,7 +67,7 @@ func (m *groupModel) dropOrder(id ID) {
 // dump renders the real group the way render renders the model.
 func dumpGroup(g *Group) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "last=%s\n", g.LastID())
+	fmt.Fprintf(&b, "last=%s max=%d dead=%d\n", g.LastID(), g.Policy().MaxDeliver, g.DeadLettered())
 	g.EachPending(nil, MinID, MaxID, func(pe PendingEntry) bool {
 		owner := ""
 		if pe.Consumer != nil {
@@ -81,7 +90,7 @@ func dumpGroup(g *Group) string {
 
 func (m *groupModel) render() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "last=%s\n", m.lastID)
+	fmt.Fprintf(&b, "last=%s max=%d dead=%d\n", m.lastID, m.maxDeliver, m.dead)
 	ids := make([]ID, 0, len(m.pel))
 	for id := range m.pel {
 		ids = append(ids, id)
@@ -138,6 +147,7 @@ func runGroupOps(t *testing.T, data []byte) {
 	r := &groupRun{t: t, s: s, g: g, m: newGroupModel(), now: 1000, next: 1}
 	if len(data) > 0 {
 		g.SetPolicy(fuzzPolicy(data[0]))
+		r.m.maxDeliver = g.Policy().MaxDeliver
 	}
 	for i := 0; i+2 < len(data) && i < 3*1000; i += 3 {
 		r.step(data[i], data[i+1], data[i+2])
@@ -169,8 +179,8 @@ func (r *groupRun) pick(b byte) ID {
 }
 
 func (r *groupRun) step(op, a, b byte) {
-	r.steps = append(r.steps, fmt.Sprintf("op%d(%d,%d)", op%12, a, b))
-	switch op % 12 {
+	r.steps = append(r.steps, fmt.Sprintf("op%d(%d,%d)", op%13, a, b))
+	switch op % 13 {
 	case 0, 1:
 		r.add(1 + int(a)%5)
 	case 2, 3:
@@ -198,6 +208,54 @@ func (r *groupRun) step(op, a, b byte) {
 		default:
 			r.claimable(int64(a%4)*100, int(b%5))
 		}
+	case 12:
+		if b%2 == 0 {
+			r.setMaxDeliver(int64(a % 4))
+		} else {
+			r.roundTrip()
+		}
+	}
+}
+
+func (r *groupRun) setMaxDeliver(n int64) {
+	p := *r.g.Policy()
+	p.MaxDeliver = n
+	r.g.SetPolicy(p)
+	r.m.maxDeliver = n
+}
+
+// capped reports whether the model would dead-letter id rather than
+// deliver it again, and if so does it, in the group too.
+func (r *groupRun) capped(id ID) bool {
+	p := r.m.pel[id]
+	want := r.m.maxDeliver > 0 && p.count >= r.m.maxDeliver
+	pe, _ := r.g.PendingEntry(id)
+	if got := r.g.Policy().Exhausted(pe.DeliveryCount); got != want {
+		r.t.Fatalf("Exhausted(%s) = %v, model %v (count %d, cap %d)", id, got, want, p.count, r.m.maxDeliver)
+	}
+	if !want {
+		return false
+	}
+	pe, ok := r.g.DeadLetter(id)
+	if !ok || pe.DeliveryCount != p.count {
+		r.t.Fatalf("DeadLetter(%s) = %+v %v, model count %d", id, pe, ok, p.count)
+	}
+	delete(r.m.pel, id)
+	r.m.dropOrder(id)
+	r.m.dead++
+	return true
+}
+
+// roundTrip checks that the group, its policy and its dead-letter count
+// come back from State and FromState as they are.
+func (r *groupRun) roundTrip() {
+	st := r.s.Snapshot().State()
+	s2, err := FromState(&st)
+	if err != nil {
+		r.t.Fatalf("FromState: %v", err)
+	}
+	if got, want := dumpGroup(s2.Group([]byte("g"))), dumpGroup(r.g); got != want {
+		r.t.Fatalf("State and FromState changed the group\n got:\n%s\nwant:\n%s", got, want)
 	}
 }
 
@@ -240,7 +298,7 @@ func (r *groupRun) readHistory(name string, from ID) {
 	var ids []ID
 	r.g.EachPending(c, from, MaxID, func(pe PendingEntry) bool { ids = append(ids, pe.ID); return true })
 	for _, id := range ids {
-		if r.s.Has(id) {
+		if r.s.Has(id) && !r.capped(id) {
 			r.g.Redeliver(id, r.now)
 			p := r.m.pel[id]
 			p.delivered, p.count = r.now, p.count+1
@@ -261,7 +319,7 @@ func (r *groupRun) ack(id ID) {
 func (r *groupRun) claim(name string, id ID, minIdle int64) {
 	c := r.touch(name)
 	p, pending := r.m.pel[id]
-	if !pending || (p.owner != "" && r.now-p.delivered < minIdle) {
+	if !pending || (p.owner != "" && r.now-p.delivered < minIdle) || r.capped(id) {
 		return
 	}
 	prev, ok := r.g.Claim(c, id, r.now, -1, true, r.now)
@@ -367,7 +425,7 @@ func (r *groupRun) verify() {
 		r.t.Fatalf("after %v: %v", r.steps, err)
 	}
 	if r.g.LastID() != r.m.lastID || r.g.Pending() != len(r.m.pel) || r.g.NumConsumers() != len(r.m.consumers) ||
-		r.g.Released() != len(r.m.order) {
+		r.g.Released() != len(r.m.order) || r.g.DeadLettered() != r.m.dead || r.g.Policy().MaxDeliver != r.m.maxDeliver {
 		r.mismatch()
 	}
 	owned := map[string]int{}

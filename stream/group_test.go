@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -110,5 +111,24 @@ func TestPolicySurvivesCloneAndSnapshot(t *testing.T) {
 		if p.MaxDeliver != 2 || string(p.DeadLetter) != "dlq" || len(p.Backoff) != 2 {
 			t.Fatalf("policy lost in a copy: %+v", p)
 		}
+	}
+}
+
+func TestFromStateRefusesBadPolicy(t *testing.T) {
+	s := New()
+	if _, err := s.CreateGroup([]byte("g"), MinID, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []Policy{{MaxDeliver: -1}, {AckWait: -1}, {Backoff: []int64{10, 0}}} {
+		st := s.State()
+		st.Groups[0].Policy = bad
+		if _, err := FromState(&st); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("policy %+v loaded: %v", bad, err)
+		}
+	}
+	st := s.State()
+	st.Groups[0].DeadLettered = -1
+	if _, err := FromState(&st); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("a negative dead-lettered count loaded: %v", err)
 	}
 }

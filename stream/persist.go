@@ -210,6 +210,9 @@ type GroupState struct {
 	// Released lists the PEL entries no consumer owns (XNACK), in the
 	// order they were released; their delivery time is 0.
 	Released []ID
+	Policy   Policy // XGROUP SETPOLICY's; the zero Policy when none
+	// DeadLettered counts the entries the group dead-lettered.
+	DeadLettered int64
 }
 
 // PendingState is one group PEL entry.
@@ -231,7 +234,8 @@ type ConsumerState struct {
 func (s *Stream) groupStates() []GroupState {
 	var out []GroupState
 	for _, g := range s.groups.All() {
-		st := GroupState{Name: g.name, LastID: g.lastID, EntriesRead: g.entriesRead}
+		st := GroupState{Name: g.name, LastID: g.lastID, EntriesRead: g.entriesRead,
+			Policy: g.policy.clone(), DeadLettered: g.dead}
 		type rel struct {
 			id  ID
 			seq uint32
@@ -291,7 +295,11 @@ func (s *Stream) setGroups(gs []GroupState) error {
 }
 
 func buildGroup(st *GroupState) (*Group, error) {
-	g := &Group{name: append([]byte(nil), st.Name...), lastID: st.LastID, entriesRead: st.EntriesRead}
+	g := &Group{name: append([]byte(nil), st.Name...), lastID: st.LastID, entriesRead: st.EntriesRead,
+		policy: st.Policy.clone(), dead: st.DeadLettered}
+	if !st.Policy.valid() || st.DeadLettered < 0 {
+		return nil, corruptf("group %q: policy %+v or dead-lettered count %d out of range", st.Name, st.Policy, st.DeadLettered)
+	}
 	for i, p := range st.PEL {
 		if i > 0 && p.ID.Compare(st.PEL[i-1].ID) <= 0 {
 			return nil, corruptf("group %q: PEL out of order at %s", st.Name, p.ID)
@@ -320,7 +328,11 @@ func buildGroup(st *GroupState) (*Group, error) {
 		return nil, corruptf("group %q: %d entries owned, %d released, %d pending", st.Name, owned, len(st.Released), g.pel.Len())
 	}
 	g.released = len(st.Released)
-	return g, g.reorder(st.Released)
+	if err := g.reorder(st.Released); err != nil {
+		return nil, err
+	}
+	g.rebuildDue() // its times depend on the order numbers reorder gave
+	return g, nil
 }
 
 // reorder rebuilds the time order after a load: released entries first,

@@ -50,10 +50,32 @@ func (p *Policy) Exhausted(count int64) bool {
 	return p.MaxDeliver > 0 && count >= p.MaxDeliver
 }
 
+// clone copies p; an empty dead-letter key or schedule becomes nil, so
+// that IsZero holds for every policy that does nothing.
 func (p Policy) clone() Policy {
-	p.DeadLetter = slices.Clone(p.DeadLetter)
-	p.Backoff = slices.Clone(p.Backoff)
+	p.DeadLetter, p.Backoff = cloneOrNil(p.DeadLetter), cloneOrNil(p.Backoff)
 	return p
+}
+
+func cloneOrNil[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
+}
+
+// valid reports whether p is a policy XGROUP SETPOLICY could have set:
+// what FromState requires of a loaded one.
+func (p *Policy) valid() bool {
+	if p.MaxDeliver < 0 || p.AckWait < 0 {
+		return false
+	}
+	for _, ms := range p.Backoff {
+		if ms <= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Policy returns the group's policy. The caller must not change it; use
@@ -66,3 +88,24 @@ func (g *Group) SetPolicy(p Policy) {
 	g.policy = p.clone()
 	g.rebuildDue()
 }
+
+// DeadLetter removes id from the PEL (and its owner's) as a dead letter,
+// which the group counts. It returns the entry as it was, and false when
+// id was not pending.
+func (g *Group) DeadLetter(id ID) (PendingEntry, bool) {
+	pe, ok := g.PendingEntry(id)
+	if !ok {
+		return pe, false
+	}
+	g.Ack(id)
+	g.dead++
+	return pe, true
+}
+
+// DeadLettered returns how many entries the group has dead-lettered.
+func (g *Group) DeadLettered() int64 { return g.dead }
+
+// ShowsPolicy reports whether XINFO shows the group's policy: only when a
+// client set one (or it dead-lettered something under an earlier one),
+// so a Redis client sees Redis's replies.
+func (g *Group) ShowsPolicy() bool { return !g.policy.IsZero() || g.dead > 0 }
