@@ -214,6 +214,17 @@ func TestDelayedXDelAndXRelease(t *testing.T) {
 	if n, err := c.Do(ctx(t), "XRELEASE", "q").Int(); err != nil || n != 0 {
 		t.Fatalf("XRELEASE with nothing due = %d %v", n, err)
 	}
+	// A trim given with DELAY trims the visible entries now; the delayed
+	// one is not among them.
+	for range 3 {
+		c.XAdd(ctx(t), &redis.XAddArgs{Stream: "q", Values: []any{"f", "v"}})
+	}
+	if err := c.Do(ctx(t), "XADD", "q", "MAXLEN", "1", "DELAY", "100000", "*", "f", "v").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := xinfoField(t, c, "q", "delayed-entries"); n != int64(1) || c.XLen(ctx(t), "q").Val() != 1 {
+		t.Fatalf("after XADD MAXLEN 1 DELAY: XLEN %d, delayed-entries %v", c.XLen(ctx(t), "q").Val(), n)
+	}
 }
 
 // A reader blocked on the stream wakes when the entry comes due: not
