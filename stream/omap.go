@@ -36,6 +36,15 @@ type omap[V any] struct {
 	n     int
 	epoch uint64
 	it    *radix.Iterator[*chunk[V]] // reused by lookups; never shared with a frozen copy
+
+	// A PEL is written at both ends: deliveries add past its end, acks
+	// take from near its start. seekLE remembers the chunk it found last
+	// (hot) and the chunk with the greatest key (last), so those two
+	// spots cost no tree walk. gen counts changes to the index; a
+	// remembered chunk is good only in the gen it was found in.
+	gen             uint64
+	hot, last       *chunk[V]
+	hotGen, lastGen uint64
 }
 
 // chunkMax is the most entries a chunk holds. Larger chunks mean fewer
@@ -60,6 +69,15 @@ func (m *omap[V]) Len() int { return m.n }
 // seekLE returns the chunk that may hold id (the one with the greatest
 // key <= id), or nil when id is below every key. It leaves m.it on it.
 func (m *omap[V]) seekLE(id ID) *chunk[V] {
+	// The greatest key is the answer for any id at or above it; a chunk's
+	// key is the answer for any id up to its last entry, since the next
+	// chunk's key is above that entry.
+	if c := m.last; c != nil && m.lastGen == m.gen && c.lo.Compare(id) <= 0 {
+		return c
+	}
+	if c := m.hot; c != nil && m.hotGen == m.gen && c.lo.Compare(id) <= 0 && id.Compare(c.ids[len(c.ids)-1]) <= 0 {
+		return c
+	}
 	k := id.Key()
 	if m.it == nil {
 		m.it = m.idx.Seek(radix.LE, k[:])
@@ -69,8 +87,17 @@ func (m *omap[V]) seekLE(id ID) *chunk[V] {
 	if !m.it.Next() {
 		return nil
 	}
-	return m.it.Value()
+	c := m.it.Value()
+	m.hot, m.hotGen = c, m.gen
+	if m.lastGen != m.gen || m.last == nil {
+		_, m.last, _ = m.idx.Max()
+		m.lastGen = m.gen
+	}
+	return c
 }
+
+// indexChanged forgets the chunks seekLE remembered: the index changed.
+func (m *omap[V]) indexChanged() { m.gen++ }
 
 // search returns where id is, or would be inserted, in the chunk.
 func (c *chunk[V]) search(id ID) (int, bool) {
@@ -105,6 +132,7 @@ func (m *omap[V]) own(c *chunk[V]) *chunk[V] {
 	d := &chunk[V]{lo: c.lo, ids: slices.Clone(c.ids), vals: slices.Clone(c.vals), epoch: m.epoch}
 	k := c.lo.Key()
 	m.idx.Insert(k[:], d) // replaces the value; the tree keeps its shape
+	m.indexChanged()
 	return d
 }
 
@@ -176,6 +204,7 @@ func (m *omap[V]) insertAt(c *chunk[V], i int, id ID, v V) {
 	c.ids, c.vals = c.ids[:half], c.vals[:half]
 	k := d.lo.Key()
 	m.idx.Insert(k[:], d)
+	m.indexChanged()
 	if i > half { // at i == half the entry ends the lower chunk: d's key is above it
 		c, i = d, i-half
 	}
@@ -189,6 +218,7 @@ func (m *omap[V]) addChunk(lo, id ID, v V, capacity int) {
 	c.ids[0], c.vals[0] = id, v
 	k := lo.Key()
 	m.idx.Insert(k[:], c)
+	m.indexChanged()
 }
 
 func (m *omap[V]) firstChunk() *chunk[V] {
@@ -207,6 +237,7 @@ func (m *omap[V]) rekey(c *chunk[V], lo ID) *chunk[V] {
 	c.lo = lo
 	k := lo.Key()
 	m.idx.Insert(k[:], c)
+	m.indexChanged()
 	return c
 }
 
@@ -225,6 +256,7 @@ func (m *omap[V]) Delete(id ID) (v V, ok bool) {
 	if len(c.ids) == 1 {
 		k := c.lo.Key()
 		m.idx.Delete(k[:])
+		m.indexChanged()
 		return v, true
 	}
 	c = m.own(c)
