@@ -124,7 +124,44 @@ func TestDueIndexFollowsPolicyChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.SetPolicy(Policy{})
-	if g.HasDue(1<<40) || g.due.Len() != 0 {
+	if g.HasDue(1<<40) || len(g.due.queue) != 0 || g.due.late.Len() != 0 {
 		t.Fatal("policy removed: the index must go")
+	}
+}
+
+// TestDueQueueStaysSmall: acknowledgements out of order leave stale
+// items, which are compacted away once they outnumber the live ones, and
+// in-order acknowledgements give the front of the queue back; the index
+// stays exact throughout.
+func TestDueQueueStaysSmall(t *testing.T) {
+	s := New()
+	g, _ := s.CreateGroup([]byte("g"), MinID, 0)
+	g.SetPolicy(Policy{AckWait: 1000})
+	c, _ := g.CreateConsumer([]byte("c"), 0)
+	const n = 3000
+	for i := uint64(1); i <= n; i++ {
+		id := ID{Ms: i}
+		if err := s.Add(id, [][]byte{[]byte("f"), []byte("v")}, DefaultLimits); err != nil {
+			t.Fatal(err)
+		}
+		s.Deliver(g, c, id, int64(i), false)
+	}
+	for i := uint64(2); i <= n; i += 2 { // every other one, but never the front
+		g.Ack(ID{Ms: i})
+		if stale := len(g.due.queue) - g.due.head - g.due.live; stale > 64 && stale > g.due.live {
+			t.Fatalf("after acking %d: %d stale items beside %d live", i, stale, g.due.live)
+		}
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for i := uint64(1); i <= n; i += 2 { // now the rest, from the front
+		g.Ack(ID{Ms: i})
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.due.queue) != 0 || g.due.live != 0 || g.HasDue(1<<40) {
+		t.Fatalf("an empty PEL leaves %d queue items (%d live)", len(g.due.queue), g.due.live)
 	}
 }

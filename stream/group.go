@@ -66,7 +66,7 @@ type Group struct {
 	released    int         // PEL entries without an owner
 	seq         uint32      // the next time-order number
 	policy      Policy      // what the group does beyond Redis (policy.go)
-	due         omap[ID]    // redelivery order, with a redelivering policy (due.go)
+	due         dueIndex    // redelivery order, with a redelivering policy (due.go)
 	dead        int64       // entries dead-lettered so far (policy.go)
 }
 
@@ -483,9 +483,7 @@ func (g *Group) copyWith(pel omap[pending], consumerPEL func(*Consumer) omap[str
 // freeze returns a read-only view of the group for a snapshot; it costs
 // the consumers and the PEL chunk indexes (see omap.freeze).
 func (g *Group) freeze() *Group {
-	f := g.copyWith(g.pel.freeze(), func(c *Consumer) omap[struct{}] { return c.pel.freeze() })
-	f.due = g.due.freeze()
-	return f
+	return g.copyWith(g.pel.freeze(), func(c *Consumer) omap[struct{}] { return c.pel.freeze() })
 }
 
 // clone returns a deep copy of the group (COPY).
@@ -498,7 +496,7 @@ func (g *Group) clone() *Group {
 // memory estimates the bytes the group holds.
 func (g *Group) memory() int64 {
 	const perConsumer = 64 + 48 + 48 // struct, name tree slot, handle slot
-	n := int64(len(g.name)) + 160 + g.pel.bytes(24) + g.due.bytes(16)
+	n := int64(len(g.name)) + 160 + g.pel.bytes(24) + g.dueBytes()
 	for _, c := range g.owners { // by handle: a slice walk, no iterator to allocate
 		if c != nil {
 			n += perConsumer + int64(len(c.name)) + c.pel.bytes(0)
