@@ -23,26 +23,39 @@ func benchFill(b *testing.B, s *Server, key string, n int) {
 }
 
 // BenchmarkXReadGroupAck100 is one consumer's step of the drain: read 100
-// new entries, acknowledge them. One op is 100 entries.
+// new entries, acknowledge them. One op is 100 entries. With policy=all
+// the group has every policy option (redstream bench's policy drain row):
+// what indexing each delivery for redelivery costs.
 func BenchmarkXReadGroupAck100(b *testing.B) {
-	s := newStreamTestServer(b, nil, 100, 4096)
-	n := max(b.N*100, 1000)
-	benchFill(b, s, "bench", n)
-	var w resp.Writer
-	read := benchArgv("XREADGROUP", "GROUP", "g", "c", "COUNT", "100", "STREAMS", "bench", ">")
-	ackArgv := make([][]byte, 3, 103)
-	copy(ackArgv, benchArgv("XACK", "bench", "g"))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		w.Reset()
-		benchRun(s, &w, read, 1000)
-		ackArgv = ackArgv[:3]
-		for j := 1; j <= 100; j++ {
-			ackArgv = append(ackArgv, []byte(strconv.Itoa(i*100+j)+"-0"))
-		}
-		w.Reset()
-		benchRun(s, &w, ackArgv, 1000)
+	for _, policy := range []string{"none", "all", "cap"} {
+		b.Run("policy="+policy, func(b *testing.B) {
+			s := newStreamTestServer(b, nil, 100, 4096)
+			n := max(b.N*100, 1000)
+			benchFill(b, s, "bench", n)
+			var w resp.Writer
+			if policy == "cap" {
+				benchRun(s, &w, benchArgv("XGROUP", "SETPOLICY", "bench", "g", "MAXDELIVER", "5", "DEADLETTER", "dead"), 0)
+			}
+			if policy == "all" {
+				benchRun(s, &w, benchArgv("XGROUP", "SETPOLICY", "bench", "g", "MAXDELIVER", "5", "DEADLETTER", "dead",
+					"ACKWAIT", "600000", "BACKOFF", "600000,1200000"), 0)
+			}
+			read := benchArgv("XREADGROUP", "GROUP", "g", "c", "COUNT", "100", "STREAMS", "bench", ">")
+			ackArgv := make([][]byte, 3, 103)
+			copy(ackArgv, benchArgv("XACK", "bench", "g"))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				w.Reset()
+				benchRun(s, &w, read, 1000)
+				ackArgv = ackArgv[:3]
+				for j := 1; j <= 100; j++ {
+					ackArgv = append(ackArgv, []byte(strconv.Itoa(i*100+j)+"-0"))
+				}
+				w.Reset()
+				benchRun(s, &w, ackArgv, 1000)
+			}
+		})
 	}
 }
 
