@@ -177,6 +177,7 @@ func xgroupSetPolicyCommand(x *Ctx) {
 	}
 	g.SetPolicy(a.apply(*g.Policy()))
 	x.modified(x.argv[2])
+	dueTimesChanged(x, x.argv[2], g) // a new wait may make entries due now
 	x.w.OK()
 }
 

@@ -74,8 +74,8 @@ func serveDue(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *xre
 
 // dueTimesChanged signals key after a command may have made an entry of
 // g due sooner than the blocked readers' timers say (XCLAIM with IDLE or
-// TIME back-dates deliveries; XNACK and SETPOLICY signal by themselves):
-// their re-run serves it, or sets the timer again.
+// TIME back-dates deliveries; SETPOLICY may shorten the waits; XNACK
+// signals by itself): their re-run serves it, or sets the timer again.
 func dueTimesChanged(x *Ctx, key []byte, g *stream.Group) {
 	if g.Policy().Redelivers() {
 		x.signalReady(key)

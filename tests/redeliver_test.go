@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -262,4 +263,35 @@ func serverMillis(t *testing.T, raw *RawConn) int64 {
 	sec, _ := strconv.ParseInt(r.Elems[0].Str, 10, 64)
 	usec, _ := strconv.ParseInt(r.Elems[1].Str, 10, 64)
 	return sec*1000 + usec/1000
+}
+
+// TestSetPolicyWakesBlockedReader: a reader blocked on ">" before the
+// group had any policy is served as soon as SETPOLICY makes an old
+// pending entry due, not at the next XADD.
+func TestSetPolicyWakesBlockedReader(t *testing.T) {
+	t.Parallel()
+	s := StartServer(t)
+	cl := s.Client(t)
+	c := ctx(t)
+	cl.XGroupCreateMkStream(c, "jobs", "g", "$")
+	id := cl.XAdd(c, &redis.XAddArgs{Stream: "jobs", Values: []string{"n", "1"}}).Val()
+	readOne(t, cl, "jobs", "g", "crashed")
+	got := make(chan []redis.XStream, 1)
+	reader := s.Client2(t)
+	go func() {
+		res, _ := reader.XReadGroup(c, &redis.XReadGroupArgs{Group: "g", Consumer: "bob", Streams: []string{"jobs", ">"}, Block: 20 * time.Second}).Result()
+		got <- res
+	}()
+	bbWaitFor(t, 10*time.Second, "bob to block", func() bool {
+		return strings.Contains(cl.Info(c, "clients").Val(), "blocked_clients:1")
+	})
+	setPolicy(t, cl, "jobs", "g", "ACKWAIT", "1")
+	select {
+	case res := <-got:
+		if len(res) != 1 || len(res[0].Messages) != 1 || res[0].Messages[0].ID != id {
+			t.Fatalf("bob got %v", res)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("SETPOLICY made an entry due, but the blocked reader was not served")
+	}
 }
