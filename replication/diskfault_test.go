@@ -126,9 +126,12 @@ func (f *diskFault) resynced(t *testing.T) {
 	waitSameDigest(t, f.nodes)
 	back := f.nodes[1]
 	self := back.node.Self()
-	if err := f.nodes[0].node.raft.LeadershipTransferToServer(raft.ServerID(self.ID), raft.ServerAddress(self.BusAddr)).Error(); err != nil {
-		t.Fatal(err)
-	}
+	onLeader(t, f.nodes, func(leader *Node) error {
+		if leader == back.node {
+			return nil
+		}
+		return leader.raft.LeadershipTransferToServer(raft.ServerID(self.ID), raft.ServerAddress(self.BusAddr)).Error()
+	})
 	waitFor(t, "the restarted node to lead", back.node.Leading)
 	f.hist.write(t, f.nodes, 10)
 	f.hist.check(t, back.addr)
@@ -143,17 +146,13 @@ func (f *diskFault) refused(t *testing.T, err error, file string) {
 		t.Fatalf("restarting on a damaged %s: %v; want ErrDamaged naming the file", file, err)
 	}
 	t.Logf("refused to start: %v", err)
-	leader := f.nodes[0]
-	if err := leader.node.RemoveNode(f.victim.node.Self().ID); err != nil {
-		t.Fatal(err)
-	}
+	victim := f.victim.node.Self().ID
+	onLeader(t, f.nodes, func(leader *Node) error { return leader.RemoveNode(victim) })
 	if err := os.RemoveAll(filepath.Join(f.victim.dir, "raft")); err != nil {
 		t.Fatal(err)
 	}
 	fresh := startNodeOn(t, f.victim.dir, f.victim.port, f.victim.busPort, shortLog)
-	if err := leader.node.AddNode(fresh.node.Self()); err != nil {
-		t.Fatal(err)
-	}
+	onLeader(t, f.nodes, func(leader *Node) error { return leader.AddNode(fresh.node.Self()) })
 	f.nodes[1] = fresh
 	f.resynced(t)
 }
@@ -289,4 +288,24 @@ func TestFlippedSnapshotFallsBackToTheOlder(t *testing.T) {
 		t.Fatalf("restarting with an older snapshot and the log after it: %v", err)
 	}
 	f.resynced(t)
+}
+
+// onLeader runs op on whichever running node leads, again while it fails
+// (within 30 s): with one node of three down and the machine busy, a
+// missed heartbeat may move leadership between the lookup and op, which
+// then answers "not the leader". Membership changes are idempotent, so a
+// retry after a change that did commit does no harm.
+func onLeader(t *testing.T, nodes []*testNode, op func(*Node) error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := op(leaderOf(t, nodes).node)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // leadership is moving: there is nothing to wait on
+	}
 }
