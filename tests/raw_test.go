@@ -225,9 +225,10 @@ func StartRedis(t testing.TB, extra ...string) *RedisServer {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		c, err := net.Dial("tcp", addr)
+		// Ready is PONG: a server loading its dataset (--dir with files)
+		// accepts connections but answers -LOADING until it is done.
+		err := pingRedis(addr)
 		if err == nil {
-			c.Close()
 			break
 		}
 		select {
@@ -241,6 +242,27 @@ func StartRedis(t testing.TB, extra ...string) *RedisServer {
 		time.Sleep(20 * time.Millisecond) // polling a port that is not yet open: nothing to wait on
 	}
 	return &RedisServer{Addr: addr, Port: port}
+}
+
+// pingRedis sends PING to addr and fails unless the answer is PONG.
+func pingRedis(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if line != "+PONG\r\n" {
+		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))
+	}
+	return nil
 }
 
 // Raw opens a raw connection to redis-server.
