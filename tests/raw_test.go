@@ -225,8 +225,8 @@ func StartRedis(t testing.TB, extra ...string) *RedisServer {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		// Ready is PONG: a server loading its dataset (--dir with files)
-		// accepts connections but answers -LOADING until it is done.
+		// A server loading its dataset (--dir with files) accepts
+		// connections but answers -LOADING until it is done.
 		err := pingRedis(addr)
 		if err == nil {
 			break
@@ -244,7 +244,8 @@ func StartRedis(t testing.TB, extra ...string) *RedisServer {
 	return &RedisServer{Addr: addr, Port: port}
 }
 
-// pingRedis sends PING to addr and fails unless the answer is PONG.
+// pingRedis sends PING to addr and fails while it cannot connect or the
+// server is still loading its dataset.
 func pingRedis(addr string) error {
 	c, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
@@ -259,10 +260,10 @@ func pingRedis(addr string) error {
 	if err != nil {
 		return err
 	}
-	if line != "+PONG\r\n" {
+	if strings.HasPrefix(line, "-LOADING") {
 		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))
 	}
-	return nil
+	return nil // PONG, or NOAUTH from a server with a password: serving
 }
 
 // Raw opens a raw connection to redis-server.
