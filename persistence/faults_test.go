@@ -658,16 +658,28 @@ func (r *aofRun) push(n int, check bool) bool {
 // serving reports whether the server would accept a write: Err() is nil,
 // or becomes nil after the writer's retries (its ticks, run here rather
 // than waited for). Otherwise the AOF refuses writes (MISCONF).
+//
+// A retry that finds the frames in the AOF's own writer goroutine's hands
+// does no I/O (flushAll has nothing to write and returns): it is not one
+// of the three tries, and the next comes a millisecond later, for up to
+// five seconds, since on a busy machine that goroutine may wait its turn.
 func (r *aofRun) serving() bool {
-	for try := 0; r.a.Err() != nil; try++ {
-		if try == 3 {
+	deadline := time.Now().Add(5 * time.Second)
+	for tries := 0; r.a.Err() != nil; {
+		if tries == 3 || time.Now().After(deadline) {
 			r.misconf = r.a.Err()
 			r.stopped = fmt.Sprintf("writes refused (MISCONF): %v", r.misconf)
 			return false
 		}
+		before, _ := r.fs.counts()
 		if _, ok := r.fs.bounded(func() error { r.a.flushAll(); return nil }); !ok {
 			r.hang("the writer's retry (flushAll)")
 			return false
+		}
+		if after, _ := r.fs.counts(); after != before {
+			tries++
+		} else {
+			time.Sleep(time.Millisecond) // the writer goroutine's turn; bounded by the deadline
 		}
 	}
 	return true
