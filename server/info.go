@@ -219,6 +219,7 @@ func infoStats(s *Server, b *strings.Builder) {
 	field(b, "expired_keys", st.expiredKeys)
 	field(b, "stream_delayed_released", st.delayedOut)                  // ours: XADD DELAY/AT entries appended when due
 	field(b, "stream_delayed_queued", int64(len(s.shard.delays.items))) // ours: streams queued for their next due time
+	field(b, "stream_age_watched", agedStreams(s))                      // ours: streams the age sweeper watches (XCFGSET MAXAGE)
 	field(b, "evicted_keys", 0)
 	field(b, "keyspace_hits", st.keyspaceHits)
 	field(b, "keyspace_misses", st.keyspaceMisses)
@@ -386,4 +387,15 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%dB", n)
 	}
 	return fmt.Sprintf("%.2f%s", f, units[i])
+}
+
+// agedStreams counts the streams in the age sweeper's sets (a stream
+// whose limit was just turned off may stay there until the sweeper next
+// passes it).
+func agedStreams(s *Server) int64 {
+	n := 0
+	for _, db := range s.shard.dbs {
+		n += db.aged.Len()
+	}
+	return int64(n)
 }

@@ -453,3 +453,35 @@ func TestMaxAgePersistence(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxAgeInInfo: INFO stats counts the streams the age sweeper
+// watches; a deleted stream leaves the count.
+func TestMaxAgeInInfo(t *testing.T) {
+	t.Parallel()
+	cl := StartServer(t).Client(t)
+	c := ctx(t)
+	watched := func() string {
+		for _, line := range strings.Split(cl.Info(c, "stats").Val(), "\r\n") {
+			if v, ok := strings.CutPrefix(line, "stream_age_watched:"); ok {
+				return v
+			}
+		}
+		return "missing"
+	}
+	if got := watched(); got != "0" {
+		t.Fatalf("stream_age_watched = %s before any limit", got)
+	}
+	for _, k := range []string{"a", "b"} {
+		cl.XAdd(c, &redis.XAddArgs{Stream: k, Values: []string{"f", "v"}})
+		if err := cl.Do(c, "XCFGSET", k, "MAXAGE", "60000").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := watched(); got != "2" {
+		t.Fatalf("stream_age_watched = %s with two limits", got)
+	}
+	cl.Del(c, "a")
+	if got := watched(); got != "1" {
+		t.Fatalf("stream_age_watched = %s after deleting one", got)
+	}
+}
