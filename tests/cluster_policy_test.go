@@ -46,3 +46,34 @@ func TestClusterPolicyFailover(t *testing.T) {
 		})
 	}
 }
+
+// In a group only the leader's sweeper trims by age, through the log: an
+// idle stream's old entries leave every node, and the follower that
+// becomes leader sweeps what its old leader left.
+func TestClusterMaxAgeSweep(t *testing.T) {
+	c := StartCluster(t)
+	leader := c.WaitSettled()
+	for _, key := range []string{"{a}old", "{b}old"} {
+		if r := c.must(leader, "XADD", key, "*", "f", "v"); r.Type != '$' {
+			t.Fatalf("XADD %s: %s", key, r)
+		}
+	}
+	c.expectOK(leader, c.must(leader, "XCFGSET", "{a}old", "MAXAGE", "300"), "XCFGSET MAXAGE")
+	// Young still when its leader dies (unless the machine is very slow):
+	// the next leader's sweeper takes it.
+	c.expectOK(leader, c.must(leader, "XCFGSET", "{b}old", "MAXAGE", "3000"), "XCFGSET MAXAGE")
+	for _, n := range c.Nodes {
+		rc := readOnlyClient(t, n)
+		bbWaitFor(t, clusterBound, n.Name+" to drop the aged entry", func() bool {
+			return rc.XLen(ctx(t), "{a}old").Val() == 0
+		})
+	}
+	c.Kill(leader)
+	c.WaitSettled()
+	for _, n := range c.Others(leader) {
+		rc := readOnlyClient(t, n)
+		bbWaitFor(t, clusterBound, n.Name+" to drop the aged entry under the new leader", func() bool {
+			return rc.XLen(ctx(t), "{b}old").Val() == 0
+		})
+	}
+}
