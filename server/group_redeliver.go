@@ -62,9 +62,7 @@ func serveDue(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *xre
 			}
 			st.g.Claim(c, id, x.now, -1, true, x.now)
 			writeEntry(x.w, it)
-			if !x.replay || x.counted {
-				x.s.stats.redelivered++
-			}
+			x.s.stats.redelivered++ // on every apply, replay too: as the dead-letter and release counts
 			n++
 		}
 		x.modified(st.key)

@@ -59,6 +59,9 @@ func TestRedeliveryServesDueEntriesFirstAndReplays(t *testing.T) {
 	if a, b := groupsOf(s, "q"), groupsOf(replayed, "q"); a != b {
 		t.Fatalf("replay differs\nlive:     %s\nreplayed: %s", a, b)
 	}
+	if s.stats.redelivered != 1 || replayed.stats.redelivered != 1 {
+		t.Fatalf("stream_redeliveries: live %d, replayed %d; want 1 on both (counted on every apply)", s.stats.redelivered, replayed.stats.redelivered)
+	}
 }
 
 // groupsOf renders key's consumer groups (PELs, consumers, counters).

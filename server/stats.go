@@ -14,9 +14,11 @@ type stats struct {
 	rejectedConns int64
 	commands      int64
 	expiredKeys   int64
-	// Dead letters (group_policy.go): entries moved out of a PEL past
-	// MAXDELIVER or by XNACK FATAL, and moves refused (the entry stayed
-	// pending).
+	// Issue 15's counts, taken on every apply (live, AOF replay, a
+	// group's followers), so every node of a group shows the same: dead
+	// letters (group_policy.go: entries moved out of a PEL past
+	// MAXDELIVER or by XNACK FATAL, and moves refused, the entry staying
+	// pending), redeliveries and delayed entries released.
 	deadLetters, deadLetterFailures int64
 	redelivered                     int64 // entries a group policy redelivered (stream_redeliveries)
 	delayedOut                      int64 // delayed stream entries released (INFO stream_delayed_released)
