@@ -32,7 +32,7 @@ func redelivers(a *xrgArgs, st *xrgStream) bool {
 // and the budget, and hands each to c with one delivery more. An entry
 // deleted from the stream leaves the PEL (nothing is left to deliver, as
 // XCLAIM decides); one whose deliveries reached the policy's MAXDELIVER
-// goes to the dead-letter stream instead (deadLetter). It returns how
+// goes to the dead-letter stream instead (capDelivery). It returns how
 // many entries it wrote.
 func serveDue(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *xreadBudget) int {
 	if len(st.due) == 0 {
@@ -40,7 +40,6 @@ func serveDue(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *xre
 	}
 	f := st.s.Finder()
 	defer f.Close()
-	pol := st.g.Policy()
 	n := 0
 	for _, id := range st.due {
 		if a.count > 0 && n >= a.count {
@@ -54,8 +53,7 @@ func serveDue(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *xre
 		switch {
 		case !live:
 			st.g.Ack(id)
-		case pol.Exhausted(pe.DeliveryCount):
-			deadLetter(x, st.key, st.s, st.g, id, "maxdeliver")
+		case capDelivery(x, st.key, st.s, st.g, pe):
 		default:
 			if budget.refuse(budget.admits(it)) {
 				return n
