@@ -36,7 +36,7 @@ type xrgStream struct {
 	history bool      // an explicit ID: the consumer's own PEL after it
 	after   stream.ID // for history: entries after this ID
 	claims  []stream.ID
-	due     []stream.ID // entries the group's policy redelivers (group_redeliver.go)
+	due     bool // the group's policy has entries due again (group_redeliver.go)
 }
 
 // xreadgroupCommand serves XREADGROUP: for each stream, with ">", the
@@ -190,10 +190,10 @@ func xrgHasNew(x *Ctx, a *xrgArgs, st *xrgStream) bool {
 		st.claims = xrgClaimable(x, a, st)
 	}
 	if redelivers(a, st) {
-		st.due = st.g.Due(x.now, 0)
+		st.due = st.g.HasDue(x.now)
 	}
 	last, ok := st.s.LastEntryID()
-	return len(st.claims) > 0 || len(st.due) > 0 || (ok && last.Compare(st.g.LastID()) > 0)
+	return len(st.claims) > 0 || st.due || (ok && last.Compare(st.g.LastID()) > 0)
 }
 
 // xrgClaimable lists what CLAIM takes from the group, in Redis's order,

@@ -34,38 +34,53 @@ func redelivers(a *xrgArgs, st *xrgStream) bool {
 // XCLAIM decides); one whose deliveries reached the policy's MAXDELIVER
 // goes to the dead-letter stream instead (capDelivery). It returns how
 // many entries it wrote.
+//
+// With COUNT it looks at the due entries a batch at a time, so a read of
+// ten does not list a hundred thousand due after an outage. Every entry
+// looked at leaves the due list (redelivered, so due again later; gone;
+// dead-lettered) except one whose dead-letter key refused it: those stay
+// at the front of the list, and skip counts them.
 func serveDue(x *Ctx, a *xrgArgs, st *xrgStream, c *stream.Consumer, budget *xreadBudget) int {
-	if len(st.due) == 0 {
+	if !st.due {
 		return 0
 	}
 	f := st.s.Finder()
 	defer f.Close()
-	n := 0
-	for _, id := range st.due {
-		if a.count > 0 && n >= a.count {
-			break
+	n, skip := 0, 0
+	for {
+		want := 0 // all
+		if a.count > 0 {
+			want = skip + a.count - n
 		}
-		pe, ok := st.g.PendingEntry(id)
-		if !ok {
-			continue
+		batch := st.g.Due(x.now, want)
+		if len(batch) <= skip {
+			return n
 		}
-		it, live := f.Find(id)
-		switch {
-		case !live:
-			st.g.Ack(id)
-		case capDelivery(x, st.key, st.s, st.g, pe):
-		default:
-			if budget.refuse(budget.admits(it)) {
-				return n
+		for _, id := range batch[skip:] {
+			pe, _ := st.g.PendingEntry(id)
+			it, live := f.Find(id)
+			switch {
+			case !live:
+				st.g.Ack(id)
+			case capDelivery(x, st.key, st.s, st.g, pe):
+				if _, still := st.g.PendingEntry(id); still {
+					skip++ // refused by the dead-letter key: still due
+				}
+			default:
+				if budget.refuse(budget.admits(it)) {
+					return n
+				}
+				st.g.Claim(c, id, x.now, -1, true, x.now)
+				writeEntry(x.w, it)
+				x.s.stats.redelivered++ // on every apply, replay too: as the dead-letter and release counts
+				n++
 			}
-			st.g.Claim(c, id, x.now, -1, true, x.now)
-			writeEntry(x.w, it)
-			x.s.stats.redelivered++ // on every apply, replay too: as the dead-letter and release counts
-			n++
+			x.modified(st.key)
 		}
-		x.modified(st.key)
+		if want == 0 || len(batch) < want || n >= a.count {
+			return n
+		}
 	}
-	return n
 }
 
 // dueTimesChanged signals key after a command may have made an entry of

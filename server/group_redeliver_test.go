@@ -99,3 +99,33 @@ func TestBlockedReaderWakesWhenAnEntryIsDue(t *testing.T) {
 		t.Fatal("bob was never woken for the due entry")
 	}
 }
+
+// TestDueEntriesPastRefusedDeadLetters: due entries a dead-letter key of
+// another type refuses stay at the front of the due list; a read with
+// COUNT looks past them, batch by batch, to the next entry it can serve.
+func TestDueEntriesPastRefusedDeadLetters(t *testing.T) {
+	s := newTestServer(t, nil)
+	c := connect(t, s)
+	c.do("XGROUP", "CREATE", "q", "g", "$", "MKSTREAM")
+	for _, id := range []string{"1-0", "2-0", "3-0"} {
+		c.do("XADD", "q", id, "f", "v")
+	}
+	c.roundTrip([]string{"XREADGROUP", "GROUP", "g", "alice", "COUNT", "2", "STREAMS", "q", ">"}, c.readReply)
+	c.roundTrip([]string{"XREADGROUP", "GROUP", "g", "bob", "COUNT", "1", "STREAMS", "q", ">"}, c.readReply)
+	c.roundTrip([]string{"XCLAIM", "q", "g", "bob", "0", "3-0", "RETRYCOUNT", "0"}, c.readReply) // under the cap
+	c.do("SET", "dlq", "not a stream")
+	setPolicy(t, s, "q", "g", stream.Policy{AckWait: 1, MaxDeliver: 1, DeadLetter: []byte("dlq")})
+	waitFor(t, func() bool {
+		s.shard.mu.Lock()
+		defer s.shard.mu.Unlock()
+		g := s.shard.dbs[0].keys["q"].value.(*stream.Stream).Group([]byte("g"))
+		return len(g.Due(s.shard.now(), 0)) == 3
+	})
+	got := c.roundTrip([]string{"XREADGROUP", "GROUP", "g", "carol", "COUNT", "1", "STREAMS", "q", ">"}, c.readReply)
+	if !strings.Contains(got, "3-0") || strings.Contains(got, "1-0") || strings.Contains(got, "2-0") {
+		t.Fatalf("read past two refused dead letters: %q, want 3-0 alone", got)
+	}
+	if s.stats.deadLetterFailures != 2 {
+		t.Fatalf("stream_dead_letter_failures = %d, want 2", s.stats.deadLetterFailures)
+	}
+}
