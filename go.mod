@@ -46,3 +46,7 @@ require (
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/exp v0.0.0-20220827204233-334a2380cb91 // indirect
 )
+
+// hashicorp/raft v1.8.0, copied so that redstream can change it
+// (third_party/raft/REDSTREAM.md).
+replace github.com/hashicorp/raft => ./third_party/raft
