@@ -47,6 +47,6 @@ require (
 	golang.org/x/exp v0.0.0-20220827204233-334a2380cb91 // indirect
 )
 
-// hashicorp/raft v1.8.0, copied so that redstream can change it
-// (third_party/raft/REDSTREAM.md).
+// hashicorp/raft v1.8.0 with two changes, the leader writing its own log
+// while it replicates and MatchIndexes (third_party/raft/REDSTREAM.md).
 replace github.com/hashicorp/raft => ./third_party/raft

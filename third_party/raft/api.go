@@ -134,6 +134,14 @@ type Raft struct {
 	// leaderState used only while state is leader
 	leaderState leaderState
 
+	// inFlight is the batch the leader is writing to its log store while
+	// it replicates it (redstream; see dispatchLogs).
+	inFlight inFlightLogs
+
+	// matchView is the commitment of the current term while this server
+	// leads, for MatchIndexes (redstream).
+	matchView atomic.Pointer[commitment]
+
 	// candidateFromLeadershipTransfer is used to indicate that this server became
 	// candidate because the leader tries to transfer leadership. This flag is
 	// used in RequestVoteRequest to express that a leadership transfer is going

@@ -95,6 +95,7 @@ type leaderState struct {
 	replState                    map[ServerID]*followerReplication
 	notify                       map[*verifyFuture]struct{}
 	stepDown                     chan struct{}
+	logWriter                    *leaderLogWriter // redstream: see inflight_logs.go
 }
 
 // setLeader is used to modify the current leader Address and ID of the cluster
@@ -462,6 +463,8 @@ func (r *Raft) setupLeaderState() {
 	r.leaderState.replState = make(map[ServerID]*followerReplication)
 	r.leaderState.notify = make(map[*verifyFuture]struct{})
 	r.leaderState.stepDown = make(chan struct{}, 1)
+	r.matchView.Store(r.leaderState.commitment)
+	r.leaderState.logWriter = r.startLeaderLogWriter(r.leaderState.commitment)
 }
 
 // runLeader runs the main loop while in leader state. Do the setup here and drop into
@@ -515,6 +518,10 @@ func (r *Raft) runLeader() {
 			close(p.stopCh)
 		}
 
+		// redstream: the log writer stops before this node acts as a
+		// follower on the same log store.
+		r.stopLeaderLogWriter(r.leaderState.logWriter)
+
 		// Respond to all inflight operations
 		for e := r.leaderState.inflight.Front(); e != nil; e = e.Next() {
 			e.Value.(*logFuture).respond(ErrLeadershipLost)
@@ -528,10 +535,12 @@ func (r *Raft) runLeader() {
 		// Clear all the state
 		r.leaderState.commitCh = nil
 		r.leaderState.commitment = nil
+		r.matchView.Store(nil)
 		r.leaderState.inflight = nil
 		r.leaderState.replState = nil
 		r.leaderState.notify = nil
 		r.leaderState.stepDown = nil
+		r.leaderState.logWriter = nil
 
 		// If we are stepping down for some reason, no known leader.
 		// We may have stepped down due to an RPC call, which would
@@ -782,6 +791,11 @@ func (r *Raft) leaderLoop() {
 			}
 			r.setLeadershipTransferInProgress(true)
 			go r.leadershipTransfer(*id, *address, state, stopCh, doneCh)
+
+		case err := <-r.leaderState.logWriter.failed:
+			// redstream: this node could not write its own log.
+			r.logger.Error("failed to commit logs", "error", err)
+			r.setState(Follower)
 
 		case <-r.leaderState.commitCh:
 			r.mainThreadSaturation.working()
@@ -1266,24 +1280,19 @@ func (r *Raft) dispatchLogs(applyLogs []*logFuture) {
 	commitIndex := r.getCommitIndex()
 	r.tryStageCommitIndex(commitIndex)
 
-	// Write the log entry locally
-	if err := r.logs.StoreLogs(logs); err != nil {
-		r.logger.Error("failed to commit logs", "error", err)
-		for _, applyLog := range applyLogs {
-			applyLog.respond(err)
-		}
-		r.setState(Follower)
-		return
-	}
-	r.leaderState.commitment.match(r.localID, lastIndex)
-
-	// Update the last log since it's on disk now
+	// redstream: the batch goes to the followers and to this node's log
+	// writer at once (Raft thesis, section 10.2.1), so a commit waits for
+	// one fsync's time, not for the leader's and then a follower's, and
+	// the leader loop goes on handling commits while the disk works. The
+	// replicators read the batch from r.inFlight until the store has it;
+	// the writer counts the leader in the commitment only once its write
+	// is durable, so "committed" still means "durable on a majority".
+	r.inFlight.add(logs)
 	r.setLastLog(lastIndex, term)
-
-	// Notify the replicators of the new log
 	for _, f := range r.leaderState.replState {
 		asyncNotifyCh(f.triggerCh)
 	}
+	asyncNotifyCh(r.leaderState.logWriter.wake)
 }
 
 // processLogs is used to apply all the committed entries that haven't been

@@ -1,0 +1,216 @@
+package replication
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// These tests drive third_party/raft's change directly: the leader
+// sends a batch to its followers while it writes the batch to its own
+// log, and counts itself as holding the batch only once that write
+// returns.
+
+// gatedStore is an in-memory log store whose writes can be held back
+// or made to fail.
+type gatedStore struct {
+	*raft.InmemStore
+	mu   sync.Mutex
+	gate chan struct{} // non-nil: StoreLogs waits until it is closed
+	fail error         // non-nil: StoreLogs returns it
+}
+
+func (g *gatedStore) StoreLogs(logs []*raft.Log) error {
+	g.mu.Lock()
+	gate, fail := g.gate, g.fail
+	g.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	if fail != nil {
+		return fail
+	}
+	return g.InmemStore.StoreLogs(logs)
+}
+
+func (g *gatedStore) StoreLog(l *raft.Log) error { return g.StoreLogs([]*raft.Log{l}) }
+
+func (g *gatedStore) set(gate chan struct{}, fail error) {
+	g.mu.Lock()
+	g.gate, g.fail = gate, fail
+	g.mu.Unlock()
+}
+
+// listFSM records the data of every entry applied.
+type listFSM struct {
+	mu   sync.Mutex
+	data []string
+}
+
+func (f *listFSM) Apply(l *raft.Log) any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.data = append(f.data, string(l.Data))
+	return nil
+}
+
+func (f *listFSM) applied() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.data...)
+}
+
+func (f *listFSM) Snapshot() (raft.FSMSnapshot, error) { return nil, errors.New("not in this test") }
+func (f *listFSM) Restore(io.ReadCloser) error         { return errors.New("not in this test") }
+
+type memNode struct {
+	raft  *raft.Raft
+	store *gatedStore
+	fsm   *listFSM
+	id    raft.ServerID
+}
+
+// startMemGroup starts three Raft nodes on the in-memory transport.
+func startMemGroup(t *testing.T) []*memNode {
+	t.Helper()
+	var nodes []*memNode
+	var trans []*raft.InmemTransport
+	var servers []raft.Server
+	for i := range 3 {
+		id := raft.ServerID(fmt.Sprintf("n%d", i))
+		addr, tr := raft.NewInmemTransport(raft.ServerAddress(id))
+		trans = append(trans, tr)
+		servers = append(servers, raft.Server{ID: id, Address: addr})
+		nodes = append(nodes, &memNode{store: &gatedStore{InmemStore: raft.NewInmemStore()}, fsm: &listFSM{}, id: id})
+	}
+	for i, a := range trans {
+		for j, b := range trans {
+			if i != j {
+				a.Connect(b.LocalAddr(), b)
+			}
+		}
+	}
+	for i, n := range nodes {
+		cfg := raft.DefaultConfig()
+		cfg.LocalID = n.id
+		cfg.HeartbeatTimeout = 200 * time.Millisecond
+		cfg.ElectionTimeout = 200 * time.Millisecond
+		cfg.LeaderLeaseTimeout = 100 * time.Millisecond
+		cfg.LogLevel = "ERROR"
+		r, err := raft.NewRaft(cfg, n.fsm, n.store, raft.NewInmemStore(), raft.NewInmemSnapshotStore(), trans[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.raft = r
+		t.Cleanup(func() { r.Shutdown().Error() })
+	}
+	if err := nodes[0].raft.BootstrapCluster(raft.Configuration{Servers: servers}).Error(); err != nil {
+		t.Fatal(err)
+	}
+	return nodes
+}
+
+func memLeader(t *testing.T, nodes []*memNode) *memNode {
+	t.Helper()
+	var leader *memNode
+	waitFor(t, "a leader", func() bool {
+		for _, n := range nodes {
+			if n.raft.State() == raft.Leader {
+				leader = n
+				return true
+			}
+		}
+		return false
+	})
+	return leader
+}
+
+func TestLeaderCommitsWhileItsOwnWriteWaits(t *testing.T) {
+	nodes := startMemGroup(t)
+	leader := memLeader(t, nodes)
+	if err := leader.raft.Apply([]byte("first"), 5*time.Second).Error(); err != nil {
+		t.Fatal(err)
+	}
+
+	gate := make(chan struct{})
+	leader.store.set(gate, nil)
+	f := leader.raft.Apply([]byte("second"), 0)
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		close(gate)
+		t.Fatal("an entry the followers hold was not committed while the leader's own write waited")
+	}
+	idx := f.Index()
+	matches := leader.raft.MatchIndexes()
+	if matches[leader.id] >= idx {
+		t.Fatalf("the leader counts itself at %d while its write of %d has not returned", matches[leader.id], idx)
+	}
+	held := 0
+	for id, m := range matches {
+		if id != leader.id && m >= idx {
+			held++
+		}
+	}
+	if held != 2 {
+		t.Fatalf("match indexes %v: want both followers at %d or past", matches, idx)
+	}
+
+	leader.store.set(nil, nil)
+	close(gate)
+	waitFor(t, "the leader to count itself", func() bool { return leader.raft.MatchIndexes()[leader.id] >= idx })
+	if got := leader.fsm.applied(); len(got) != 2 || got[1] != "second" {
+		t.Fatalf("the leader applied %q", got)
+	}
+	var stored raft.Log
+	if err := leader.store.GetLog(idx, &stored); err != nil || string(stored.Data) != "second" {
+		t.Fatalf("the leader's log at %d: %q, %v", idx, stored.Data, err)
+	}
+}
+
+func TestLeaderWhoseLogFailsStepsDown(t *testing.T) {
+	nodes := startMemGroup(t)
+	leader := memLeader(t, nodes)
+	if err := leader.raft.Apply([]byte("first"), 5*time.Second).Error(); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := leader.store.LastIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	leader.store.set(nil, errors.New("disk gone"))
+	// The followers may hold the batch and commit it under a new leader:
+	// whatever this future says, it must not hang.
+	f := leader.raft.Apply([]byte("lost or not"), 5*time.Second)
+	_ = f.Error()
+	waitFor(t, "the leader to step down", func() bool { return leader.raft.State() != raft.Leader })
+	if last := leader.raft.LastIndex(); last > stored {
+		t.Fatalf("after its write failed the old leader claims entries up to %d, its store holds %d", last, stored)
+	}
+	if leader.raft.MatchIndexes() != nil {
+		t.Fatal("a node that does not lead shows match indexes")
+	}
+
+	leader.store.set(nil, nil)
+	next := memLeader(t, nodes)
+	if err := next.raft.Apply([]byte("after"), 5*time.Second).Error(); err != nil {
+		t.Fatal(err)
+	}
+	want := next.fsm.applied()
+	for _, n := range nodes {
+		waitFor(t, fmt.Sprintf("%s to apply what the new leader applied", n.id), func() bool {
+			return fmt.Sprint(n.fsm.applied()) == fmt.Sprint(want)
+		})
+	}
+}
