@@ -96,3 +96,8 @@ func mkdirDurable(fs FS, dir string) error {
 	}
 	return fs.SyncDir(parent)
 }
+
+// SyncData makes an os.File's written data durable the way the AOF does
+// (fdatasync on Linux), for files other packages write: the Raft log's
+// segments.
+func SyncData(f *os.File) error { return syncData(f) }
