@@ -10,12 +10,11 @@
 //	                        │ {time: leader clock, db, argv}; the pass's
 //	                        │ records become ONE entry (group commit)
 //	                        ▼
-//	                      raft.Apply(entry) ──▶ leader's raft-wal: append + fsync ─┐
-//	                        │                                                      │
-//	                        ├──AppendEntries──▶ follower 1: raft-wal append+fsync ─┤
-//	                        └──AppendEntries──▶ follower 2: raft-wal append+fsync ─┤
-//	                                                                               │
-//	                      majority holds it (leader + one follower): committed ◀──┘
+//	                      raft.Apply(entry) ─┬─▶ leader's log writer: raft-wal append+fdatasync ─┐
+//	                        │  (at once)       ├──AppendEntries──▶ follower 1: append+fdatasync ──┤
+//	                        │                  └──AppendEntries──▶ follower 2: append+fdatasync ──┤
+//	                        │                                                                     │
+//	                      any two of the three hold it durably: committed ◀───────────────────────┘
 //	                        │
 //	                        ▼ every node, in log order (fsm.ApplyBatch):
 //	                      server.ApplyEntry: each record through the server's
@@ -36,6 +35,22 @@
 // record time it has applied (server.Shard.now), so `*` IDs, delivery and
 // idle times and expiries are the same on every node and across leader
 // changes (DESIGN principle 2).
+//
+// The leader writes its own log while the followers write theirs
+// (third_party/raft, a copy of hashicorp/raft v1.8.0 with this one
+// change; REDSTREAM.md there says what and why). Upstream, the leader
+// fsyncs a batch before it sends it, so a commit waited for two fsyncs
+// in a row. The leader still counts itself as holding an entry only
+// once its own write has returned, so "committed" keeps meaning "durable
+// on a majority": the two followers may commit an entry before the
+// leader's disk answers, which the Raft thesis (section 10.2.1) shows
+// is safe. A leader whose log write fails steps down; its batch may be
+// on followers and committed by the next leader, so its clients get the
+// unknown-outcome error. Segments sync with fdatasync, as the AOF does
+// (raft-wal preallocates them, so there is no size to commit).
+//
+// WAIT and INFO replication count a follower by its match index (how
+// far its log is known to hold the leader's), which the copy exposes.
 //
 // # Reads
 //

@@ -119,14 +119,15 @@ func TestIdempotentXAddAcrossFailover(t *testing.T) {
 	}
 }
 
-// The leader shows a follower it cannot reach, and for how long.
+// The leader shows a follower it cannot reach, for how long, and how
+// much of the log it held when it went silent.
 func TestLeaderShowsAnUnreachableFollower(t *testing.T) {
 	nodes := startGroup(t)
 	gone := nodes[2].node.Self().ID
 	nodes[2].stop()
 	waitFor(t, "the leader to see its follower silent", func() bool {
 		for _, f := range nodes[0].node.Status().Followers {
-			if f.ID == gone && f.LastContact > 0 && f.MatchIndex == 0 {
+			if f.ID == gone && f.LastContact > 0 && f.MatchIndex > 0 {
 				return true
 			}
 		}

@@ -18,7 +18,9 @@ import (
 
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/fs"
 	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/hashicorp/raft-wal/segment"
 	"github.com/redstream/redstream/server"
 )
 
@@ -102,7 +104,9 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 	// the node keeps a handle to close it itself, so a node can restart
 	// in the same process.
 	n.meta = &metadb.BoltMetaDB{}
-	n.log, err = wal.Open(filepath.Join(dir, "wal"), wal.WithMetaStore(n.meta),
+	walDir := filepath.Join(dir, "wal")
+	n.log, err = wal.Open(walDir, wal.WithMetaStore(n.meta),
+		wal.WithSegmentFiler(segment.NewFiler(walDir, walFS{fs.New()})),
 		wal.WithSegmentSize(cfg.walSegmentSize), wal.WithLogger(hcLogger(logger, "wal")))
 	if err != nil {
 		return nil, fmt.Errorf("replication: opening the Raft log: %w", err)
@@ -356,19 +360,11 @@ func (n *Node) Status() server.ClusterStatus {
 		AppliedIndex: n.raft.AppliedIndex(),
 		LastIndex:    n.raft.LastIndex(),
 	}
-	if n.leading.Load() {
+	if matches := n.raft.MatchIndexes(); matches != nil {
 		for _, m := range n.Members() {
 			if !m.Self {
-				// hashicorp/raft keeps each follower's match index to
-				// itself: a follower it hears from is shown at the commit
-				// index, one it does not at 0, with how long it has been
-				// silent.
-				lag := n.lastContact(m.ID)
-				match := st.CommitIndex
-				if lag > 0 {
-					match = 0
-				}
-				st.Followers = append(st.Followers, server.FollowerStatus{ID: m.ID, Addr: m.Addr, MatchIndex: match, LastContact: lag})
+				st.Followers = append(st.Followers, server.FollowerStatus{ID: m.ID, Addr: m.Addr,
+					MatchIndex: matches[raft.ServerID(m.ID)], LastContact: n.lastContact(m.ID)})
 			}
 		}
 	}
@@ -454,20 +450,17 @@ func (n *Node) applyMember(m memberChange) error {
 	return nil
 }
 
-// WaitReplicas implements server.Cluster. hashicorp/raft does not show a
-// leader each follower's match index; an entry committed is on a majority,
-// so it counts the followers a majority needs once index is committed.
-func (n *Node) WaitReplicas(want int, index uint64, timeout time.Duration) int {
-	deadline := time.Now().Add(timeout)
-	for {
-		if n.raft.CommitIndex() >= index {
-			return len(n.Members()) / 2 // a majority has it: the leader and this many followers
+// Replicas implements server.Cluster. The applied index covers every
+// write this node has answered, so a follower counted holds them all.
+func (n *Node) Replicas() int {
+	applied := n.raft.AppliedIndex()
+	count := 0
+	for id, match := range n.raft.MatchIndexes() {
+		if string(id) != n.self.ID && match >= applied {
+			count++
 		}
-		if timeout > 0 && time.Now().After(deadline) {
-			return 0
-		}
-		time.Sleep(time.Millisecond)
 	}
+	return count
 }
 
 // Stats is hashicorp/raft's own view, for logs and debugging.

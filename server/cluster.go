@@ -36,9 +36,10 @@ type Cluster interface {
 	// Both run on the leader.
 	AddNode(m ClusterMember) error
 	RemoveNode(id string) error
-	// WaitReplicas waits until n followers hold every entry up to index,
-	// or timeout passes, and returns how many do.
-	WaitReplicas(n int, index uint64, timeout time.Duration) int
+	// Replicas counts, on the leader, the followers whose logs hold
+	// every entry up to the one this node applied last, durably (their
+	// Raft match index); 0 on a follower.
+	Replicas() int
 }
 
 // ClusterMember is one node of the group.

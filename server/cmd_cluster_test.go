@@ -15,14 +15,15 @@ import (
 // fakeCluster is a Cluster whose state the test sets; its membership
 // changes are recorded and, when gate is set, wait for it to close.
 type fakeCluster struct {
-	mu      sync.Mutex
-	self    ClusterMember
-	members []ClusterMember
-	status  ClusterStatus
-	err     error         // what the membership changes return
-	gate    chan struct{} // nil: they return at once
-	entered chan string   // with gate: each change, as it starts waiting
-	calls   []string
+	mu       sync.Mutex
+	self     ClusterMember
+	members  []ClusterMember
+	status   ClusterStatus
+	replicas int           // what Replicas answers
+	err      error         // what the membership changes return
+	gate     chan struct{} // nil: they return at once
+	entered  chan string   // with gate: each change, as it starts waiting
+	calls    []string
 }
 
 func (f *fakeCluster) Self() ClusterMember { return f.self }
@@ -33,11 +34,11 @@ func (f *fakeCluster) Members() []ClusterMember {
 	return append([]ClusterMember(nil), f.members...)
 }
 
-func (f *fakeCluster) Status() ClusterStatus                       { return f.status }
-func (f *fakeCluster) Leading() bool                               { return f.status.Role == "leader" }
-func (f *fakeCluster) Propose([]byte) func() error                 { return func() error { return errors.New("fake") } }
-func (f *fakeCluster) VerifyLeader() error                         { return nil }
-func (f *fakeCluster) WaitReplicas(int, uint64, time.Duration) int { return 0 }
+func (f *fakeCluster) Status() ClusterStatus       { return f.status }
+func (f *fakeCluster) Leading() bool               { return f.status.Role == "leader" }
+func (f *fakeCluster) Propose([]byte) func() error { return func() error { return errors.New("fake") } }
+func (f *fakeCluster) VerifyLeader() error         { return nil }
+func (f *fakeCluster) Replicas() int               { return f.replicas }
 
 func (f *fakeCluster) change(call string) error {
 	if f.gate != nil {

@@ -12,12 +12,11 @@ var waitSpecs = []spec{
 }
 
 // waitCommand answers how many replicas hold the connection's writes.
-// Alone, a node has none. In a group, every write this connection was
-// answered has been committed, so a majority holds it: the leader and
-// at least half the followers, which is what it answers (hashicorp/raft
-// does not show a leader each follower's match index, so it cannot count
-// more). When numreplicas asks for more, it waits out the timeout first,
-// as Redis does when too few replicas answer (0: until the client goes).
+// Alone, a node has none. In a group, the leader counts the followers
+// whose Raft logs hold every entry it has applied (and so every write
+// this connection was answered). When numreplicas asks for more, it
+// waits until that many do or the timeout passes (0: until the client
+// goes), as Redis waits for its replicas' acknowledgements.
 func waitCommand(x *Ctx) {
 	want, ok := resp.ParseInt(x.argv[1])
 	if !ok {
@@ -33,10 +32,14 @@ func waitCommand(x *Ctx) {
 		x.error(resp.ErrTimeoutNegative)
 		return
 	}
-	have := int64(0)
-	if cl := x.s.cluster; cl != nil {
-		have = int64(len(cl.Members()) / 2)
+	cl := x.s.cluster
+	replicas := func() int64 {
+		if cl == nil {
+			return 0
+		}
+		return int64(cl.Replicas())
 	}
+	have := replicas()
 	if want <= have || x.c == nil || !x.mayBlock() {
 		x.w.Int(have)
 		return
@@ -49,10 +52,23 @@ func waitCommand(x *Ctx) {
 			defer t.Stop()
 			timeout = t.C
 		}
-		select {
-		case <-timeout:
-		case <-c.gone:
+		var poll <-chan time.Time
+		if cl != nil { // a follower's acknowledgement is not an event here: look every millisecond
+			t := time.NewTicker(time.Millisecond)
+			defer t.Stop()
+			poll = t.C
 		}
-		return func(w *resp.Writer) { w.Int(have) }
+		for {
+			select {
+			case <-timeout:
+				return func(w *resp.Writer) { w.Int(replicas()) }
+			case <-c.gone:
+				return func(w *resp.Writer) { w.Int(have) }
+			case <-poll:
+				if n := replicas(); n >= want {
+					return func(w *resp.Writer) { w.Int(n) }
+				}
+			}
+		}
 	})
 }

@@ -1,0 +1,66 @@
+package replication
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// WAIT and INFO replication count what each follower's log holds (its
+// Raft match index), not what a majority must hold.
+func TestWaitCountsFollowersThatHoldTheWrites(t *testing.T) {
+	nodes := startGroup(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: nodes[0].addr})
+	defer rdb.Close()
+	if err := rdb.RPush(ctx, "q", "a").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := rdb.Wait(ctx, 2, 10*time.Second).Result(); err != nil || n != 2 {
+		t.Fatalf("WAIT 2 10000 with both followers up = %d, %v; want 2", n, err)
+	}
+	held := slaveOffsets(t, rdb)
+	if len(held) != 2 || held[0] == 0 || held[1] == 0 {
+		t.Fatalf("INFO replication offsets with both followers caught up: %v", held)
+	}
+
+	nodes[2].stop()
+	if err := rdb.RPush(ctx, "q", "b").Err(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if n, err := rdb.Wait(ctx, 2, 300*time.Millisecond).Result(); err != nil || n != 1 {
+		t.Fatalf("WAIT 2 300 with one follower down = %d, %v; want 1", n, err)
+	}
+	if waited := time.Since(start); waited < 300*time.Millisecond {
+		t.Fatalf("WAIT 2 300 answered after %v, before its timeout", waited)
+	}
+	if n, err := rdb.Wait(ctx, 1, 10*time.Second).Result(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1 10000 with one follower down = %d, %v; want 1", n, err)
+	}
+	now := slaveOffsets(t, rdb)
+	if len(now) != 2 || min(now[0], now[1]) == 0 || now[0] == now[1] {
+		t.Fatalf("INFO replication offsets with one follower down = %v; want the stopped one behind the other, not at 0", now)
+	}
+}
+
+var slaveLine = regexp.MustCompile(`slave\d+:ip=[^,]+,port=\d+,state=online,offset=(\d+),`)
+
+// slaveOffsets reads each follower's offset from INFO replication.
+func slaveOffsets(t *testing.T, rdb *redis.Client) []uint64 {
+	t.Helper()
+	info, err := rdb.Info(context.Background(), "replication").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []uint64
+	for _, m := range slaveLine.FindAllStringSubmatch(info, -1) {
+		n, _ := strconv.ParseUint(m[1], 10, 64)
+		out = append(out, n)
+	}
+	return out
+}
