@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,18 @@ type gatedStore struct {
 	mu   sync.Mutex
 	gate chan struct{} // non-nil: StoreLogs waits until it is closed
 	fail error         // non-nil: StoreLogs returns it
+	// pastEnd is set when a DeleteRange reached past the last entry the
+	// store held.
+	pastEnd string
+}
+
+func (g *gatedStore) DeleteRange(min, max uint64) error {
+	if last, _ := g.InmemStore.LastIndex(); max > last {
+		g.mu.Lock()
+		g.pastEnd = fmt.Sprintf("DeleteRange(%d, %d) with the last entry stored at %d", min, max, last)
+		g.mu.Unlock()
+	}
+	return g.InmemStore.DeleteRange(min, max)
 }
 
 func (g *gatedStore) StoreLogs(logs []*raft.Log) error {
@@ -65,8 +78,31 @@ func (f *listFSM) applied() []string {
 	return append([]string(nil), f.data...)
 }
 
-func (f *listFSM) Snapshot() (raft.FSMSnapshot, error) { return nil, errors.New("not in this test") }
-func (f *listFSM) Restore(io.ReadCloser) error         { return errors.New("not in this test") }
+func (f *listFSM) Snapshot() (raft.FSMSnapshot, error) { return listSnapshot(f.applied()), nil }
+
+func (f *listFSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	var data []string
+	if err := json.NewDecoder(rc).Decode(&data); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.data = data
+	f.mu.Unlock()
+	return nil
+}
+
+type listSnapshot []string
+
+func (l listSnapshot) Persist(sink raft.SnapshotSink) error {
+	if err := json.NewEncoder(sink).Encode([]string(l)); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (l listSnapshot) Release() {}
 
 type memNode struct {
 	raft  *raft.Raft
@@ -76,7 +112,7 @@ type memNode struct {
 }
 
 // startMemGroup starts three Raft nodes on the in-memory transport.
-func startMemGroup(t *testing.T) []*memNode {
+func startMemGroup(t *testing.T, opts ...func(*raft.Config)) []*memNode {
 	t.Helper()
 	var nodes []*memNode
 	var trans []*raft.InmemTransport
@@ -102,6 +138,9 @@ func startMemGroup(t *testing.T) []*memNode {
 		cfg.ElectionTimeout = 200 * time.Millisecond
 		cfg.LeaderLeaseTimeout = 100 * time.Millisecond
 		cfg.LogLevel = "ERROR"
+		for _, opt := range opts {
+			opt(cfg)
+		}
 		r, err := raft.NewRaft(cfg, n.fsm, n.store, raft.NewInmemStore(), raft.NewInmemSnapshotStore(), trans[i])
 		if err != nil {
 			t.Fatal(err)
@@ -212,5 +251,33 @@ func TestLeaderWhoseLogFailsStepsDown(t *testing.T) {
 		waitFor(t, fmt.Sprintf("%s to apply what the new leader applied", n.id), func() bool {
 			return fmt.Sprint(n.fsm.applied()) == fmt.Sprint(want)
 		})
+	}
+}
+
+// A snapshot the leader takes while its own write is in flight may cover
+// entries its store does not hold yet; compaction must stop at what the
+// store holds, even with no trailing entries kept.
+func TestLeaderCompactsOnlyWhatItsStoreHolds(t *testing.T) {
+	nodes := startMemGroup(t, func(c *raft.Config) { c.TrailingLogs = 0 })
+	leader := memLeader(t, nodes)
+	if err := leader.raft.Apply([]byte("first"), 5*time.Second).Error(); err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	leader.store.set(gate, nil)
+	defer func() {
+		leader.store.set(nil, nil)
+		close(gate)
+	}()
+	if err := leader.raft.Apply([]byte("in flight"), 10*time.Second).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if err := leader.raft.Snapshot().Error(); err != nil {
+		t.Fatal(err)
+	}
+	leader.store.mu.Lock()
+	defer leader.store.mu.Unlock()
+	if leader.store.pastEnd != "" {
+		t.Fatalf("the leader compacted entries it had not stored: %s", leader.store.pastEnd)
 	}
 }

@@ -254,6 +254,12 @@ func (r *Raft) compactLogs(snapIdx uint64) error {
 	defer metrics.MeasureSince([]string{"raft", "compactLogs"}, time.Now())
 
 	lastLogIdx, _ := r.getLastLog()
+	// redstream: a leader's last entries may still be in flight to its
+	// store (inflight_logs.go), and its snapshot may already cover them:
+	// count from what the store holds, so compaction never reaches them.
+	if stored, err := r.logs.LastIndex(); err == nil && stored < lastLogIdx {
+		lastLogIdx = stored
+	}
 	trailingLogs := r.config().TrailingLogs
 
 	return r.compactLogsWithTrailing(snapIdx, lastLogIdx, trailingLogs)
