@@ -254,10 +254,12 @@ func TestLeaderWhoseLogFailsStepsDown(t *testing.T) {
 	}
 }
 
-// A snapshot the leader takes while its own write is in flight may cover
-// entries its store does not hold yet; compaction must stop at what the
-// store holds, even with no trailing entries kept.
-func TestLeaderCompactsOnlyWhatItsStoreHolds(t *testing.T) {
+// A leader may apply entries its own store does not hold yet. A
+// snapshot that covers them is kept only once the store holds them: a
+// restart must never find a snapshot past the end of its log, and
+// compaction must never delete past it, even with no trailing entries
+// kept.
+func TestLeaderSnapshotsOnlyWhatItsStoreHolds(t *testing.T) {
 	nodes := startMemGroup(t, func(c *raft.Config) { c.TrailingLogs = 0 })
 	leader := memLeader(t, nodes)
 	if err := leader.raft.Apply([]byte("first"), 5*time.Second).Error(); err != nil {
@@ -265,15 +267,42 @@ func TestLeaderCompactsOnlyWhatItsStoreHolds(t *testing.T) {
 	}
 	gate := make(chan struct{})
 	leader.store.set(gate, nil)
-	defer func() {
-		leader.store.set(nil, nil)
-		close(gate)
-	}()
-	if err := leader.raft.Apply([]byte("in flight"), 10*time.Second).Error(); err != nil {
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			leader.store.set(nil, nil)
+			close(gate)
+		}
+	}
+	defer release()
+	f := leader.raft.Apply([]byte("in flight"), 10*time.Second)
+	if err := f.Error(); err != nil {
 		t.Fatal(err)
 	}
-	if err := leader.raft.Snapshot().Error(); err != nil {
+	snap := make(chan raft.SnapshotFuture, 1)
+	go func() {
+		s := leader.raft.Snapshot()
+		s.Error()
+		snap <- s
+	}()
+	select {
+	case s := <-snap:
+		t.Fatalf("a snapshot covering entry %d finished while the leader's store did not hold it (error %v)", f.Index(), s.Error())
+	case <-time.After(300 * time.Millisecond):
+	}
+	release()
+	s := <-snap
+	if err := s.Error(); err != nil {
 		t.Fatal(err)
+	}
+	meta, rc, err := s.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.Close()
+	if meta.Index < f.Index() {
+		t.Fatalf("snapshot at %d: want it to cover %d", meta.Index, f.Index())
 	}
 	leader.store.mu.Lock()
 	defer leader.store.mu.Unlock()

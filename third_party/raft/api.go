@@ -134,8 +134,9 @@ type Raft struct {
 	// leaderState used only while state is leader
 	leaderState leaderState
 
-	// inFlight is the batch the leader is writing to its log store while
-	// it replicates it (redstream; see dispatchLogs).
+	// inFlight holds the entries the leader has sent its log writer and
+	// replicators and its store does not hold yet (redstream; see
+	// inflight_logs.go).
 	inFlight inFlightLogs
 
 	// matchView is the commitment of the current term while this server

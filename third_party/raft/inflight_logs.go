@@ -3,7 +3,11 @@
 
 package raft
 
-import "sync"
+import (
+	"fmt"
+	"sync"
+	"time"
+)
 
 // redstream's addition to hashicorp/raft: the leader writes its own log
 // in a goroutine of its own, while its replicators send the same entries
@@ -179,4 +183,29 @@ func (r *Raft) MatchIndexes() map[ServerID]uint64 {
 		out[id] = idx
 	}
 	return out
+}
+
+// awaitStored waits until this server's log store holds index: a leader
+// applies entries the followers made durable before its own writer has
+// stored them. It gives up after ten seconds (a failing disk; the
+// snapshot is tried again later).
+func (r *Raft) awaitStored(index uint64) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		last, err := r.logs.LastIndex()
+		if err != nil {
+			return err
+		}
+		if last >= index {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("snapshot up to %d abandoned: the log store holds entries up to %d only", index, last)
+		}
+		select {
+		case <-r.shutdownCh:
+			return ErrRaftShutdown
+		case <-time.After(time.Millisecond):
+		}
+	}
 }

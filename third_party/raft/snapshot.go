@@ -194,6 +194,16 @@ func (r *Raft) takeSnapshot() (string, error) {
 	}
 	metrics.MeasureSince([]string{"raft", "snapshot", "persist"}, start)
 
+	// redstream: a leader may have applied entries its own log store
+	// does not hold yet (inflight_logs.go). The snapshot is kept only
+	// once the store holds all it covers, so a restart never finds a
+	// snapshot past the end of its log (which could then not go on), and
+	// compaction never deletes past what the store holds.
+	if err := r.awaitStored(snapReq.index); err != nil {
+		_ = sink.Cancel()
+		return "", err
+	}
+
 	// Close and check for error.
 	if err := sink.Close(); err != nil {
 		return "", fmt.Errorf("failed to close snapshot: %v", err)
@@ -254,12 +264,6 @@ func (r *Raft) compactLogs(snapIdx uint64) error {
 	defer metrics.MeasureSince([]string{"raft", "compactLogs"}, time.Now())
 
 	lastLogIdx, _ := r.getLastLog()
-	// redstream: a leader's last entries may still be in flight to its
-	// store (inflight_logs.go), and its snapshot may already cover them:
-	// count from what the store holds, so compaction never reaches them.
-	if stored, err := r.logs.LastIndex(); err == nil && stored < lastLogIdx {
-		lastLogIdx = stored
-	}
 	trailingLogs := r.config().TrailingLogs
 
 	return r.compactLogsWithTrailing(snapIdx, lastLogIdx, trailingLogs)
