@@ -17,6 +17,8 @@ type logCluster struct {
 	entries chan pendingEntry
 	verify  func() error // VerifyLeader; nil: at once
 	deposed bool         // Leading reports false
+	taken   []pendingEntry
+	closed  chan struct{} // the test has ended
 }
 
 func (lc *logCluster) Leading() bool {
@@ -42,9 +44,38 @@ type pendingEntry struct {
 
 func newLogCluster(t *testing.T) (*Server, *logCluster) {
 	s := newTestServer(t, nil)
-	lc := &logCluster{fakeCluster: *threeNodes(nodeA), s: s, entries: make(chan pendingEntry, 64)}
+	lc := &logCluster{fakeCluster: *threeNodes(nodeA), s: s, entries: make(chan pendingEntry, 64), closed: make(chan struct{})}
 	s.SetCluster(lc)
+	t.Cleanup(func() { close(lc.closed) })
 	return s, lc
+}
+
+// failLeft lets a test's clients close when it ends before committing
+// what they wait on: the entries it took and left in flight, and any
+// proposed after, fail as never proposed. Register it after connecting
+// the clients (cleanups run last first).
+func (lc *logCluster) failLeft(t *testing.T) {
+	t.Cleanup(func() {
+		lc.mu.Lock()
+		taken := lc.taken
+		lc.mu.Unlock()
+		for _, e := range taken {
+			select {
+			case e.done <- ErrNotProposed:
+			default: // answered already
+			}
+		}
+		go func() {
+			for {
+				select {
+				case e := <-lc.entries:
+					e.done <- ErrNotProposed
+				case <-lc.closed:
+					return
+				}
+			}
+		}()
+	})
 }
 
 func (lc *logCluster) Propose(entry []byte) func() error {
@@ -58,6 +89,9 @@ func (lc *logCluster) next(t *testing.T) pendingEntry {
 	t.Helper()
 	select {
 	case e := <-lc.entries:
+		lc.mu.Lock()
+		lc.taken = append(lc.taken, e)
+		lc.mu.Unlock()
 		return e
 	case <-time.After(10 * time.Second):
 		t.Fatal("no entry was proposed")
@@ -342,6 +376,7 @@ func watchedTx(t *testing.T, c *pipeConn, key, elem string) {
 func TestWatchedExecWaitsForWritesInFlight(t *testing.T) {
 	s, lc := newLogCluster(t)
 	writer, watcher, other := connect(t, s), connect(t, s), connect(t, s)
+	lc.failLeft(t)
 	writer.write("RPUSH", "q", "x")
 	inflight := lc.next(t)
 	watchedTx(t, watcher, "q", "y")
@@ -374,6 +409,7 @@ func TestWatchedExecWaitsForWritesInFlight(t *testing.T) {
 func TestWatchedExecGoesAheadOfHeldRecords(t *testing.T) {
 	s, lc := newLogCluster(t)
 	writer, watcher, other := connect(t, s), connect(t, s), connect(t, s)
+	lc.failLeft(t)
 	hello3(t, watcher)
 	writer.write("RPUSH", "q", "x")
 	inflight := lc.next(t)
@@ -417,6 +453,7 @@ func TestWatchedExecWaitIsBounded(t *testing.T) {
 	s.cfg.ClusterNodeTimeout = 100
 	s.shard.mu.Unlock()
 	writer, watcher, other := connect(t, s), connect(t, s), connect(t, s)
+	lc.failLeft(t)
 	writer.write("RPUSH", "q", "x")
 	stuck := lc.next(t)
 	watchedTx(t, watcher, "w", "y")
