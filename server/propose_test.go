@@ -506,3 +506,26 @@ func hello3(t *testing.T, c *pipeConn) {
 		c.readReply()
 	}
 }
+
+// WATCH is routed as Redis Cluster routes a keyed command that is not a
+// write: a follower redirects it to the leader, or keeps the watch itself
+// for a READONLY client (whose reads are stale anyway).
+func TestWatchOnAFollower(t *testing.T) {
+	s := newTestServer(t, nil)
+	s.SetCluster(threeNodes(nodeB))
+	c := connect(t, s)
+	want := "-MOVED " + fmt.Sprint(KeySlot([]byte("k"))) + " " + nodeA.Addr + "\r\n"
+	if got := c.do("WATCH", "k"); got != want {
+		t.Fatalf("WATCH on a follower = %q, want %q", got, want)
+	}
+	c.do("READONLY")
+	if got := c.do("WATCH", "k"); got != "+OK\r\n" {
+		t.Fatalf("WATCH on a follower after READONLY = %q", got)
+	}
+	s.shard.mu.Lock()
+	watched := len(s.shard.dbs[0].watchers["k"])
+	s.shard.mu.Unlock()
+	if watched != 1 {
+		t.Fatalf("%d clients watch k on the follower, want 1", watched)
+	}
+}
