@@ -90,6 +90,19 @@
 // it samples, which deletes the key that expired and leaves one that was
 // set again since.
 //
+// # Transactions
+//
+// MULTI/EXEC is one entry: its records apply under one hold of the lock
+// on every node. WATCH lives on the leader (a follower answers -MOVED,
+// or watches locally under READONLY, as a Redis Cluster replica does).
+// The watches are marked when writes are applied, so a watched EXEC with
+// writes waits until every entry the leader has proposed is applied,
+// holding newer records back, then checks: every entry before it in the
+// log is then applied here (its own drained, earlier terms' before it
+// began to serve), and every later one comes after it. The wait is bounded
+// by cluster-node-timeout (-CLUSTERDOWN, nothing proposed). The argument
+// in full is in server/propose_watch.go.
+//
 // # Outcomes
 //
 // A write the node could not propose (it does not lead) answers -MOVED or

@@ -64,6 +64,7 @@ type proposer struct {
 	reads    []pendingRead
 	seq      uint64
 	inflight map[uint64][]proposal // proposals sent, by seq, until applied or failed
+	held     []*heldExec           // watched EXECs waiting for inflight to drain (propose_watch.go)
 	started  bool
 	results  chan inflight // to the goroutine that waits on them
 }
@@ -95,8 +96,9 @@ func (c *Client) routeInCluster(cmd *Command, argv [][]byte, start time.Time) bo
 	s := c.s
 	switch cmd.Name {
 	case "watch":
-		c.reject("ERR WATCH is not supported in cluster mode yet")
-		return true
+		if s.cluster.Leading() {
+			return false // the leader keeps the watches: EXEC checks them there (propose_watch.go)
+		}
 	case "exec":
 		return c.proposeExec(start)
 	}
@@ -133,8 +135,9 @@ func (c *Client) routeInCluster(cmd *Command, argv [][]byte, start time.Time) bo
 // to the group as consecutive records of one entry, applied under one
 // hold of the lock on every node (atomic), its reads run by the leader's
 // apply for their replies and skipped by followers; one with reads only
-// is a read. It reports whether it took the command. Lock should be
-// held.
+// is a read. One whose client watches keys and that has writes first
+// waits for the entries in flight (propose_watch.go). It reports whether
+// it took the command. Lock should be held.
 func (c *Client) proposeExec(start time.Time) bool {
 	s, tx := c.s, c.multi
 	if tx == nil || tx.aborted || len(tx.cmds) == 0 {
@@ -157,23 +160,35 @@ func (c *Client) proposeExec(start time.Time) bool {
 		return true
 	case !leading:
 		c.multi = nil
+		s.unwatchAll(c)
 		c.reject(errReadOnlyNode)
+		return true
+	case len(c.watching) > 0:
+		s.holdWatchedExec(c) // checked once nothing is in flight
 		return true
 	}
 	c.multi = nil
-	now := s.shard.nowFrom(start) // the transaction's commands share one time
+	recs, owners := txProposals(c, tx, s.shard.nowFrom(start))
 	p := &s.prop
-	for i, q := range tx.cmds {
-		p.recs = append(p.recs, Record{Time: now, DB: c.db, Argv: q.argv})
-		o := proposal{c: c, proto: c.out.Proto, txPart: true, txLast: i == len(tx.cmds)-1}
-		if i == 0 {
-			o.txHead = len(tx.cmds)
-		}
-		p.owners = append(p.owners, o)
-	}
+	p.recs = append(p.recs, recs...)
+	p.owners = append(p.owners, owners...)
 	c.awaiting++
 	s.loop.wake()
 	return true
+}
+
+// txProposals are the records of c's transaction, sharing the time now,
+// and their proposals: the first carries the reply's array header, the
+// last ends c's wait.
+func txProposals(c *Client, tx *txState, now int64) ([]Record, []proposal) {
+	recs := make([]Record, len(tx.cmds))
+	owners := make([]proposal, len(tx.cmds))
+	for i, q := range tx.cmds {
+		recs[i] = Record{Time: now, DB: c.db, Argv: q.argv}
+		owners[i] = proposal{c: c, proto: c.out.Proto, txPart: true, txLast: i == len(tx.cmds)-1}
+	}
+	owners[0].txHead = len(tx.cmds)
+	return recs, owners
 }
 
 // readRedirect is the error for a read the node found it may not serve:
@@ -245,7 +260,7 @@ func (s *Server) silenceLastProposal() {
 // it is let go while the entry is handed over.
 func (s *Server) sendProposals() {
 	p := &s.prop
-	if !p.started && (len(p.recs) > 0 || len(p.reads) > 0) {
+	if !p.started && (len(p.recs) > 0 || len(p.reads) > 0 || len(p.held) > 0) {
 		p.started = true
 		p.inflight = make(map[uint64][]proposal)
 		p.results = make(chan inflight, 1024)
@@ -254,6 +269,9 @@ func (s *Server) sendProposals() {
 	if reads := p.reads; len(reads) > 0 {
 		p.reads = nil
 		go s.verifyThenRead(reads)
+	}
+	if len(p.held) > 0 && !s.releaseHeld() {
+		return // a watched EXEC waits for what is in flight: the rest waits behind it
 	}
 	if len(p.recs) == 0 {
 		return
@@ -278,8 +296,7 @@ func (s *Server) waitProposals(results <-chan inflight) {
 			continue
 		}
 		s.shard.mu.Lock()
-		owners, ok := s.prop.inflight[r.seq]
-		delete(s.prop.inflight, r.seq)
+		owners, ok := s.takeInflight(r.seq)
 		if ok {
 			msg := errUnknownOutcome
 			if errors.Is(err, ErrNotProposed) {
@@ -363,8 +380,7 @@ func (s *Server) ApplyEntry(data []byte) error {
 	defer sh.mu.Unlock()
 	var owners []proposal
 	if node == s.runID {
-		owners = s.prop.inflight[seq]
-		delete(s.prop.inflight, seq)
+		owners, _ = s.takeInflight(seq)
 	}
 	if owners != nil && len(owners) != len(recs) {
 		return fmt.Errorf("server: entry %d has %d records for %d proposals", seq, len(recs), len(owners))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,15 @@ type logCluster struct {
 	s       *Server
 	entries chan pendingEntry
 	verify  func() error // VerifyLeader; nil: at once
+	deposed bool         // Leading reports false
+	taken   []pendingEntry
+	closed  chan struct{} // the test has ended
+}
+
+func (lc *logCluster) Leading() bool {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	return !lc.deposed
 }
 
 func (lc *logCluster) VerifyLeader() error {
@@ -34,9 +44,38 @@ type pendingEntry struct {
 
 func newLogCluster(t *testing.T) (*Server, *logCluster) {
 	s := newTestServer(t, nil)
-	lc := &logCluster{fakeCluster: *threeNodes(nodeA), s: s, entries: make(chan pendingEntry, 64)}
+	lc := &logCluster{fakeCluster: *threeNodes(nodeA), s: s, entries: make(chan pendingEntry, 64), closed: make(chan struct{})}
 	s.SetCluster(lc)
+	t.Cleanup(func() { close(lc.closed) })
 	return s, lc
+}
+
+// failLeft lets a test's clients close when it ends before committing
+// what they wait on: the entries it took and left in flight, and any
+// proposed after, fail as never proposed. Register it after connecting
+// the clients (cleanups run last first).
+func (lc *logCluster) failLeft(t *testing.T) {
+	t.Cleanup(func() {
+		lc.mu.Lock()
+		taken := lc.taken
+		lc.mu.Unlock()
+		for _, e := range taken {
+			select {
+			case e.done <- ErrNotProposed:
+			default: // answered already
+			}
+		}
+		go func() {
+			for {
+				select {
+				case e := <-lc.entries:
+					e.done <- ErrNotProposed
+				case <-lc.closed:
+					return
+				}
+			}
+		}()
+	})
 }
 
 func (lc *logCluster) Propose(entry []byte) func() error {
@@ -50,6 +89,9 @@ func (lc *logCluster) next(t *testing.T) pendingEntry {
 	t.Helper()
 	select {
 	case e := <-lc.entries:
+		lc.mu.Lock()
+		lc.taken = append(lc.taken, e)
+		lc.mu.Unlock()
 		return e
 	case <-time.After(10 * time.Second):
 		t.Fatal("no entry was proposed")
@@ -298,5 +340,192 @@ func TestReadOnlyTransactionWaitsForLeadership(t *testing.T) {
 	lc.set(func() { lc.verify = nil })
 	if got := a.do("LLEN", "q"); got != ":1\r\n" {
 		t.Fatalf("LLEN after = %q", got)
+	}
+}
+
+// waitHeld waits until n watched EXECs wait for the entries in flight,
+// and q records are queued behind them.
+func waitHeld(t *testing.T, s *Server, n, q int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		s.shard.mu.Lock()
+		held, queued := len(s.prop.held), len(s.prop.recs)
+		s.shard.mu.Unlock()
+		if held == n && queued == q {
+			return
+		}
+	}
+	t.Fatalf("never %d watched EXECs held with %d records queued", n, q)
+}
+
+// watchedTx has c WATCH key and queue an RPUSH to key in a transaction,
+// then send EXEC (its reply is the caller's to read).
+func watchedTx(t *testing.T, c *pipeConn, key, elem string) {
+	t.Helper()
+	for _, cmd := range [][]string{{"WATCH", key}, {"MULTI"}, {"RPUSH", key, elem}} {
+		if got := c.do(cmd...); got != "+OK\r\n" && got != "+QUEUED\r\n" {
+			t.Fatalf("%s = %q", cmd, got)
+		}
+	}
+	c.write("EXEC")
+}
+
+// A write proposed before a watched EXEC and applied after it arrived
+// dooms it, as on one node: the EXEC waits for it, and nothing proposed
+// meanwhile goes ahead of the check.
+func TestWatchedExecWaitsForWritesInFlight(t *testing.T) {
+	s, lc := newLogCluster(t)
+	writer, watcher, other := connect(t, s), connect(t, s), connect(t, s)
+	lc.failLeft(t)
+	writer.write("RPUSH", "q", "x")
+	inflight := lc.next(t)
+	watchedTx(t, watcher, "q", "y")
+	waitHeld(t, s, 1, 0)
+	other.write("RPUSH", "r", "z")
+	waitHeld(t, s, 1, 1) // held back, not proposed
+	if err := s.ApplyEntry(inflight.data); err != nil {
+		t.Fatal(err)
+	}
+	inflight.done <- nil
+	if got := writer.readReply(); got != ":1\r\n" {
+		t.Fatalf("RPUSH = %q", got)
+	}
+	if got := watcher.readReply(); got != "*-1\r\n" {
+		t.Fatalf("EXEC after a write to its watched key = %q, want a null array", got)
+	}
+	if got := lc.commit(t); got != `["RPUSH" "r" "z"]` {
+		t.Fatalf("after the refused EXEC the server proposed %s", got)
+	}
+	if got := other.readReply(); got != ":1\r\n" {
+		t.Fatalf("the held RPUSH = %q", got)
+	}
+	if got := watcher.do("LRANGE", "q", "0", "-1"); got != "*1\r\n$1\r\nx\r\n" {
+		t.Fatalf("LRANGE q = %q", got)
+	}
+}
+
+// A watched EXEC that may run goes first in the next entry, ahead of the
+// records held back while it waited.
+func TestWatchedExecGoesAheadOfHeldRecords(t *testing.T) {
+	s, lc := newLogCluster(t)
+	writer, watcher, other := connect(t, s), connect(t, s), connect(t, s)
+	lc.failLeft(t)
+	hello3(t, watcher)
+	writer.write("RPUSH", "q", "x")
+	inflight := lc.next(t)
+	watchedTx(t, watcher, "w", "y")
+	waitHeld(t, s, 1, 0)
+	other.write("RPUSH", "w", "z")
+	waitHeld(t, s, 1, 1)
+	if err := s.ApplyEntry(inflight.data); err != nil {
+		t.Fatal(err)
+	}
+	inflight.done <- nil
+	writer.readReply()
+	if got := lc.commit(t); got != `["RPUSH" "w" "y"] ["RPUSH" "w" "z"]` {
+		t.Fatalf("the watched EXEC and the held write were proposed as %s", got)
+	}
+	if got := watcher.readReply(); got != "*1\r\n:1\r\n" {
+		t.Fatalf("EXEC = %q", got)
+	}
+	if got := other.readReply(); got != ":2\r\n" {
+		t.Fatalf("the held RPUSH = %q", got)
+	}
+	// The watch is gone with the EXEC: a write now dooms nothing.
+	if got := watcher.do("WATCH", "w"); got != "+OK\r\n" {
+		t.Fatalf("WATCH = %q", got)
+	}
+	other.write("RPUSH", "w", "v")
+	lc.commit(t)
+	other.readReply()
+	watchedTx(t, watcher, "w", "u") // nothing in flight: decided in its own pass
+	if got := watcher.readReply(); got != "_\r\n" {
+		t.Fatalf("RESP3 EXEC after a write to its watched key = %q, want _", got)
+	}
+}
+
+// The wait is bounded: an EXEC whose drain does not end within
+// cluster-node-timeout is refused (nothing of it proposed) and what it
+// held back goes; one whose node stops leading meanwhile is redirected.
+func TestWatchedExecWaitIsBounded(t *testing.T) {
+	s, lc := newLogCluster(t)
+	s.shard.mu.Lock()
+	s.cfg.ClusterNodeTimeout = 100
+	s.shard.mu.Unlock()
+	writer, watcher, other := connect(t, s), connect(t, s), connect(t, s)
+	lc.failLeft(t)
+	writer.write("RPUSH", "q", "x")
+	stuck := lc.next(t)
+	watchedTx(t, watcher, "w", "y")
+	waitHeld(t, s, 1, 0)
+	other.write("RPUSH", "r", "z")
+	if got := watcher.readReply(); got != "-"+errClusterDown+"\r\n" {
+		t.Fatalf("EXEC whose wait passed its bound = %q", got)
+	}
+	if got := lc.commit(t); got != `["RPUSH" "r" "z"]` {
+		t.Fatalf("after the refused EXEC the server proposed %s", got)
+	}
+	other.readReply()
+	if got := watcher.do("EXEC"); got != "-ERR EXEC without MULTI\r\n" {
+		t.Fatalf("the refused transaction is still open: EXEC = %q", got)
+	}
+
+	s.shard.mu.Lock()
+	s.cfg.ClusterNodeTimeout = math.MaxInt32 // this time the drain ends first
+	s.shard.mu.Unlock()
+	watchedTx(t, watcher, "w", "y")
+	waitHeld(t, s, 1, 0)
+	lc.set(func() { lc.deposed = true })
+	stuck.done <- fmt.Errorf("leadership lost while committing log")
+	if got := writer.readReply(); got != "-"+errUnknownOutcome+"\r\n" {
+		t.Fatalf("RPUSH = %q", got)
+	}
+	want := "-MOVED " + fmt.Sprint(KeySlot([]byte("w"))) + " " + nodeA.Addr + "\r\n"
+	if got := watcher.readReply(); got != want {
+		t.Fatalf("EXEC on a node that stopped leading = %q, want %q", got, want)
+	}
+	s.shard.mu.Lock()
+	watching := len(s.shard.dbs[0].watchers)
+	s.shard.mu.Unlock()
+	if watching != 0 {
+		t.Fatalf("%d keys still watched after the refused EXECs", watching)
+	}
+}
+
+// hello3 switches c to RESP3 and reads HELLO's map.
+func hello3(t *testing.T, c *pipeConn) {
+	t.Helper()
+	c.write("HELLO", "3")
+	var n int
+	if line := c.readReply(); !strings.HasPrefix(line, "%") {
+		t.Fatalf("HELLO 3 = %q", line)
+	} else {
+		fmt.Sscanf(line[1:], "%d", &n)
+	}
+	for range 2 * n {
+		c.readReply()
+	}
+}
+
+// WATCH is routed as Redis Cluster routes a keyed command that is not a
+// write: a follower redirects it to the leader, or keeps the watch itself
+// for a READONLY client (whose reads are stale anyway).
+func TestWatchOnAFollower(t *testing.T) {
+	s := newTestServer(t, nil)
+	s.SetCluster(threeNodes(nodeB))
+	c := connect(t, s)
+	want := "-MOVED " + fmt.Sprint(KeySlot([]byte("k"))) + " " + nodeA.Addr + "\r\n"
+	if got := c.do("WATCH", "k"); got != want {
+		t.Fatalf("WATCH on a follower = %q, want %q", got, want)
+	}
+	c.do("READONLY")
+	if got := c.do("WATCH", "k"); got != "+OK\r\n" {
+		t.Fatalf("WATCH on a follower after READONLY = %q", got)
+	}
+	s.shard.mu.Lock()
+	watched := len(s.shard.dbs[0].watchers["k"])
+	s.shard.mu.Unlock()
+	if watched != 1 {
+		t.Fatalf("%d clients watch k on the follower, want 1", watched)
 	}
 }
