@@ -67,10 +67,10 @@ func (c *Client) process(argv [][]byte) {
 	}
 	mark := c.out.Mark()
 	skip := !isClientReply(argv) && c.beginReplyMode()
-	awaiting := c.awaiting
+	owners, reads, held := len(c.s.prop.owners), len(c.s.prop.reads), len(c.s.prop.held)
 	c.dispatch(argv)
-	if skip && c.awaiting > awaiting && len(c.s.prop.owners) > 0 {
-		c.s.silenceLastProposal()
+	if skip {
+		c.s.silenceSince(owners, reads, held)
 	}
 	if skip && c.blocked == nil {
 		c.out.Truncate(mark)

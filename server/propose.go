@@ -53,8 +53,9 @@ type proposal struct {
 
 // pendingRead is a read waiting for its pass's leadership check.
 type pendingRead struct {
-	c    *Client
-	argv [][]byte
+	c      *Client
+	argv   [][]byte
+	silent bool // CLIENT REPLY OFF/SKIP: run, but write no reply
 }
 
 // proposer is the server's share of cluster mode. Guarded by shard.mu.
@@ -249,10 +250,20 @@ func (s *Server) propose(c *Client, argv [][]byte, now int64, waiter bool) {
 	s.loop.wake()
 }
 
-// silenceLastProposal drops the reply of the proposal just queued
-// (CLIENT REPLY OFF/SKIP). Lock should be held.
-func (s *Server) silenceLastProposal() {
-	s.prop.owners[len(s.prop.owners)-1].silent = true
+// silenceSince drops the replies of the records and reads queued since
+// the pass held owners records, reads and held EXECs: what the command just
+// dispatched queued (CLIENT REPLY OFF/SKIP). Only those: the pass's
+// earlier ones belong to other clients or commands. Lock should be held.
+func (s *Server) silenceSince(owners, reads, held int) {
+	for i := owners; i < len(s.prop.owners); i++ {
+		s.prop.owners[i].silent = true
+	}
+	for i := reads; i < len(s.prop.reads); i++ {
+		s.prop.reads[i].silent = true
+	}
+	for i := held; i < len(s.prop.held); i++ {
+		s.prop.held[i].silent = true
+	}
 }
 
 // sendProposals hands the pass's records to the group as one entry and
@@ -349,6 +360,7 @@ func (s *Server) verifyThenRead(reads []pendingRead) {
 		if c.fd < 0 {
 			continue
 		}
+		mark := c.out.Mark()
 		if err != nil {
 			c.out.Error(s.readRedirect(c, r.argv))
 		} else {
@@ -360,6 +372,9 @@ func (s *Server) verifyThenRead(reads []pendingRead) {
 			if x.blockKeys != nil {
 				s.blockClient(c, x) // XREAD BLOCK: a read waits here
 			}
+		}
+		if r.silent && c.blocked == nil {
+			c.out.Truncate(mark)
 		}
 		c.answered()
 	}
@@ -447,7 +462,7 @@ func (s *Server) answerApplied(o proposal, x *Ctx) {
 		return
 	}
 	if o.txPart {
-		if c.fd >= 0 {
+		if c.fd >= 0 && !o.silent {
 			if o.txHead > 0 {
 				c.out.Array(o.txHead)
 			}

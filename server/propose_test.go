@@ -529,3 +529,33 @@ func TestWatchOnAFollower(t *testing.T) {
 		t.Fatalf("%d clients watch k on the follower, want 1", watched)
 	}
 }
+
+// CLIENT REPLY SKIP/OFF in cluster mode silence replies that come later
+// too: a read answered after the pass's leadership check, a transaction
+// answered by its entry's apply.
+func TestReplySkipSilencesALeaderRead(t *testing.T) {
+	s, _ := newLogCluster(t)
+	a := connect(t, s)
+	a.write("CLIENT", "REPLY", "SKIP")
+	a.write("LLEN", "q")
+	if got := a.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("after CLIENT REPLY SKIP and a read, PING's reply = %q, want +PONG", got)
+	}
+}
+
+func TestReplyOffSilencesATransaction(t *testing.T) {
+	s, lc := newLogCluster(t)
+	a := connect(t, s)
+	a.write("CLIENT", "REPLY", "OFF")
+	a.write("MULTI")
+	a.write("RPUSH", "q", "a")
+	a.write("RPUSH", "q", "b")
+	a.write("EXEC")
+	lc.commit(t)
+	if got := a.do("CLIENT", "REPLY", "ON"); got != "+OK\r\n" {
+		t.Fatalf("after a transaction under CLIENT REPLY OFF, CLIENT REPLY ON's reply = %q, want +OK", got)
+	}
+	if got := a.do("LLEN", "q"); got != ":2\r\n" {
+		t.Fatalf("LLEN = %q, want :2", got)
+	}
+}

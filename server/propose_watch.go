@@ -44,8 +44,9 @@ import (
 
 // heldExec is a watched EXEC waiting for the entries in flight.
 type heldExec struct {
-	c     *Client
-	timer *time.Timer // its bound: expireHeldExec
+	c      *Client
+	timer  *time.Timer // its bound: expireHeldExec
+	silent bool        // CLIENT REPLY OFF/SKIP: decide, but write no reply
 }
 
 // execArgv is what a held EXEC's client sent, for readRedirect.
@@ -74,7 +75,7 @@ func (s *Server) releaseHeld() bool {
 		p.held[0] = nil
 		p.held = p.held[1:]
 		h.timer.Stop()
-		if s.decideHeldExec(h.c) {
+		if s.decideHeldExec(h) {
 			break // the next held EXEC waits for this one's writes
 		}
 	}
@@ -84,7 +85,8 @@ func (s *Server) releaseHeld() bool {
 // decideHeldExec checks c's watches with every entry this leader
 // proposed applied, and answers the EXEC or puts its records first in the
 // queue. It reports whether it proposed them. Lock should be held.
-func (s *Server) decideHeldExec(c *Client) (proposed bool) {
+func (s *Server) decideHeldExec(h *heldExec) (proposed bool) {
+	c := h.c
 	c.awaiting--
 	c.awaitingOther--
 	if c.fd < 0 {
@@ -95,6 +97,7 @@ func (s *Server) decideHeldExec(c *Client) (proposed bool) {
 	if len(p.recs) > 0 {
 		now = p.recs[0].Time // before the records it goes ahead of: the log's times stay in order
 	}
+	mark := c.out.Mark()
 	switch {
 	case !s.cluster.Leading():
 		s.refuseHeldExec(c)
@@ -108,10 +111,16 @@ func (s *Server) decideHeldExec(c *Client) (proposed bool) {
 		c.multi = nil
 		s.unwatchAll(c)
 		recs, owners := txProposals(c, tx, now)
+		for i := range owners {
+			owners[i].silent = h.silent
+		}
 		p.recs = append(recs, p.recs...)
 		p.owners = append(owners, p.owners...)
 		c.awaiting++
 		return true
+	}
+	if h.silent {
+		c.out.Truncate(mark)
 	}
 	return false
 }
@@ -131,7 +140,11 @@ func (s *Server) expireHeldExec(h *heldExec) {
 	c.awaiting--
 	c.awaitingOther--
 	if c.fd >= 0 {
+		mark := c.out.Mark()
 		s.refuseHeldExec(c)
+		if h.silent {
+			c.out.Truncate(mark)
+		}
 	}
 	s.loop.wake()
 }
