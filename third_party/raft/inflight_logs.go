@@ -142,19 +142,40 @@ func (r *Raft) writeInFlight(c *commitment) error {
 	return nil
 }
 
-// stopLeaderLogWriter waits for the writer to finish and forgets what
-// it kept. Entries it could not write are lost here, and the last log
-// index goes back to what the store holds: they were never committed
-// with this node's vote, and followers that hold any may still commit
-// them under a new leader.
+// stopLeaderLogWriter waits for the writer to finish, then settles the
+// log (settleLeaderLog) and forgets what it kept: a server that stops
+// leading may see its log rewritten by the next leader.
 func (r *Raft) stopLeaderLogWriter(w *leaderLogWriter) {
 	close(w.stop)
 	<-w.done
-	unwritten := len(r.inFlight.pending()) > 0
+	r.settleLeaderLog(w)
 	r.inFlight.clear()
-	if !unwritten {
-		return
+}
+
+// settleLeaderLog waits until the store holds every entry this leader
+// dispatched, so that the last log index is the store's, before code
+// that may rewrite the log runs. If the writer failed, the entries it
+// could not write are forgotten and the last log index goes back to
+// what the store holds: they were never committed with this node's
+// vote, and followers that hold any may still commit them under a new
+// leader.
+func (r *Raft) settleLeaderLog(w *leaderLogWriter) {
+	for len(r.inFlight.pending()) > 0 {
+		select {
+		case <-w.done:
+			if len(r.inFlight.pending()) > 0 {
+				r.forgetUnwritten()
+			}
+			return
+		case <-time.After(100 * time.Microsecond):
+		}
 	}
+}
+
+// forgetUnwritten drops the entries in flight and sets the last log
+// index back to what the store holds.
+func (r *Raft) forgetUnwritten() {
+	r.inFlight.clear()
 	last, err := r.logs.LastIndex()
 	var entry Log
 	if err == nil && last > 0 {

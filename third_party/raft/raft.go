@@ -692,6 +692,13 @@ func (r *Raft) leaderLoop() {
 		select {
 		case rpc := <-r.rpcCh:
 			r.mainThreadSaturation.working()
+			// redstream: an AppendEntries or InstallSnapshot from a newer
+			// leader turns this node into a follower that rewrites its
+			// log in this call; the log writer must be done first.
+			switch rpc.Command.(type) {
+			case *AppendEntriesRequest, *InstallSnapshotRequest:
+				r.settleLeaderLog(r.leaderState.logWriter)
+			}
 			r.processRPC(rpc)
 
 		case <-r.leaderState.stepDown:
