@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redstream/redstream/internal/testport"
 	"github.com/redstream/redstream/persistence"
 	"github.com/redstream/redstream/server"
 )
@@ -31,12 +32,11 @@ type testNode struct {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testport.Free()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 func startNode(t *testing.T, dir string, bus int, opts ...func(*Config)) *testNode {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redstream/redstream/internal/testport"
 )
 
 // Reply is one RESP2/RESP3 reply as it came off the wire, with its type
@@ -271,12 +273,11 @@ func (r *RedisServer) Raw(t testing.TB) *RawConn { return dialRaw(t, r.Addr) }
 
 func freePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testport.Free()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // quietConn is a raw connection that returns errors instead of failing
