@@ -124,13 +124,7 @@ func startMemGroup(t *testing.T, opts ...func(*raft.Config)) []*memNode {
 		servers = append(servers, raft.Server{ID: id, Address: addr})
 		nodes = append(nodes, &memNode{store: &gatedStore{InmemStore: raft.NewInmemStore()}, fsm: &listFSM{}, id: id})
 	}
-	for i, a := range trans {
-		for j, b := range trans {
-			if i != j {
-				a.Connect(b.LocalAddr(), b)
-			}
-		}
-	}
+	connectAll(trans)
 	for i, n := range nodes {
 		cfg := raft.DefaultConfig()
 		cfg.LocalID = n.id

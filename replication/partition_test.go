@@ -46,9 +46,12 @@ func (g *inmemGroup) isolate(i int) {
 }
 
 // heal connects every node to every other.
-func (g *inmemGroup) heal() {
-	for i, a := range g.trans {
-		for j, b := range g.trans {
+func (g *inmemGroup) heal() { connectAll(g.trans) }
+
+// connectAll connects every in-memory transport to every other.
+func connectAll(trans []*raft.InmemTransport) {
+	for i, a := range trans {
+		for j, b := range trans {
 			if i != j {
 				a.Connect(b.LocalAddr(), b)
 			}
