@@ -83,7 +83,7 @@ func (n *fakeNode) Status() server.ClusterStatus {
 func (n *fakeNode) Leading() bool               { return n.Status().Role == "leader" }
 func (n *fakeNode) Propose([]byte) func() error { return func() error { return errors.New("fake") } }
 func (n *fakeNode) VerifyLeader() error         { return nil }
-func (n *fakeNode) Replicas() int               { return 0 }
+func (n *fakeNode) Replicas(uint64) int         { return 0 }
 
 func (n *fakeNode) Bootstrap() error {
 	n.g.mu.Lock()

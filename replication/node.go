@@ -450,13 +450,11 @@ func (n *Node) applyMember(m memberChange) error {
 	return nil
 }
 
-// Replicas implements server.Cluster. The applied index covers every
-// write this node has answered, so a follower counted holds them all.
-func (n *Node) Replicas() int {
-	applied := n.raft.AppliedIndex()
+// Replicas implements server.Cluster.
+func (n *Node) Replicas(index uint64) int {
 	count := 0
 	for id, match := range n.raft.MatchIndexes() {
-		if string(id) != n.self.ID && match >= applied {
+		if string(id) != n.self.ID && match >= index {
 			count++
 		}
 	}

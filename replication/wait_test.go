@@ -23,6 +23,32 @@ func TestWaitCountsFollowersThatHoldTheWrites(t *testing.T) {
 	if n, err := rdb.Wait(ctx, 2, 10*time.Second).Result(); err != nil || n != 2 {
 		t.Fatalf("WAIT 2 10000 with both followers up = %d, %v; want 2", n, err)
 	}
+	// Under a steady stream of other clients' writes, WAIT counts up to
+	// what was applied when it came, not a target that moves on.
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		other := redis.NewClient(&redis.Options{Addr: nodes[0].addr})
+		defer other.Close()
+		for i := 0; i < 100000; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			other.RPush(ctx, "busy", i)
+		}
+	}()
+	for range 5 {
+		if n, err := rdb.Wait(ctx, 2, 10*time.Second).Result(); err != nil || n != 2 {
+			close(stop)
+			<-done
+			t.Fatalf("WAIT 2 10000 beside a steady writer = %d, %v; want 2", n, err)
+		}
+	}
+	close(stop)
+	<-done
 	held := slaveOffsets(t, rdb)
 	if len(held) != 2 || held[0] == 0 || held[1] == 0 {
 		t.Fatalf("INFO replication offsets with both followers caught up: %v", held)

@@ -37,9 +37,9 @@ type Cluster interface {
 	AddNode(m ClusterMember) error
 	RemoveNode(id string) error
 	// Replicas counts, on the leader, the followers whose logs hold
-	// every entry up to the one this node applied last, durably (their
-	// Raft match index); 0 on a follower.
-	Replicas() int
+	// every entry up to index durably (their Raft match index); 0 on a
+	// follower.
+	Replicas(index uint64) int
 }
 
 // ClusterMember is one node of the group.

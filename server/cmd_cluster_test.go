@@ -38,7 +38,7 @@ func (f *fakeCluster) Status() ClusterStatus       { return f.status }
 func (f *fakeCluster) Leading() bool               { return f.status.Role == "leader" }
 func (f *fakeCluster) Propose([]byte) func() error { return func() error { return errors.New("fake") } }
 func (f *fakeCluster) VerifyLeader() error         { return nil }
-func (f *fakeCluster) Replicas() int               { return f.replicas }
+func (f *fakeCluster) Replicas(uint64) int         { return f.replicas }
 
 func (f *fakeCluster) change(call string) error {
 	if f.gate != nil {

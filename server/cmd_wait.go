@@ -13,10 +13,11 @@ var waitSpecs = []spec{
 
 // waitCommand answers how many replicas hold the connection's writes.
 // Alone, a node has none. In a group, the leader counts the followers
-// whose Raft logs hold every entry it has applied (and so every write
-// this connection was answered). When numreplicas asks for more, it
-// waits until that many do or the timeout passes (0: until the client
-// goes), as Redis waits for its replicas' acknowledgements.
+// whose Raft logs hold every entry it had applied when WAIT came (and so
+// every write this connection was answered; an index taken later would
+// chase other clients' writes under load). When numreplicas asks for
+// more, it waits until that many do or the timeout passes (0: until the
+// client goes), as Redis waits for its replicas' acknowledgements.
 func waitCommand(x *Ctx) {
 	want, ok := resp.ParseInt(x.argv[1])
 	if !ok {
@@ -33,11 +34,15 @@ func waitCommand(x *Ctx) {
 		return
 	}
 	cl := x.s.cluster
+	var applied uint64
+	if cl != nil {
+		applied = cl.Status().AppliedIndex
+	}
 	replicas := func() int64 {
 		if cl == nil {
 			return 0
 		}
-		return int64(cl.Replicas())
+		return int64(cl.Replicas(applied))
 	}
 	have := replicas()
 	if want <= have || x.c == nil || !x.mayBlock() {
