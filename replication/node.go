@@ -144,7 +144,15 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 	}
 	rc := raftConfig(cfg, id, logger)
 	rc.NotifyCh = n.notify
-	n.raft, err = raft.NewRaft(rc, n.fsm, n.log, n.log, snaps, n.trans)
+	// A follower reads back every entry it applies, and a leader every
+	// entry it sends after its log writer has stored it: from the cache,
+	// not a pread each (followers -15% CPU per write, XADD 50 clients).
+	logs, err := raft.NewLogCache(1024, n.log)
+	if err != nil {
+		n.closeStores()
+		return nil, err
+	}
+	n.raft, err = raft.NewRaft(rc, n.fsm, logs, n.log, snaps, n.trans)
 	if err != nil {
 		if closer, ok := n.trans.(io.Closer); ok {
 			closer.Close()
