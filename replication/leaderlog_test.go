@@ -114,17 +114,28 @@ type memNode struct {
 // startMemGroup starts three Raft nodes on the in-memory transport.
 func startMemGroup(t *testing.T, opts ...func(*raft.Config)) []*memNode {
 	t.Helper()
-	var nodes []*memNode
-	var trans []*raft.InmemTransport
-	var servers []raft.Server
+	var inmem []*raft.InmemTransport
+	var trans []raft.Transport
 	for i := range 3 {
-		id := raft.ServerID(fmt.Sprintf("n%d", i))
-		addr, tr := raft.NewInmemTransport(raft.ServerAddress(id))
+		_, tr := raft.NewInmemTransport(raft.ServerAddress(fmt.Sprintf("n%d", i)))
+		inmem = append(inmem, tr)
 		trans = append(trans, tr)
-		servers = append(servers, raft.Server{ID: id, Address: addr})
+	}
+	connectAll(inmem)
+	return startRaftGroup(t, trans, opts...)
+}
+
+// startRaftGroup starts one Raft node on each transport, with in-memory
+// stores and a listFSM, and bootstraps them as one group.
+func startRaftGroup(t *testing.T, trans []raft.Transport, opts ...func(*raft.Config)) []*memNode {
+	t.Helper()
+	var nodes []*memNode
+	var servers []raft.Server
+	for i, tr := range trans {
+		id := raft.ServerID(fmt.Sprintf("n%d", i))
+		servers = append(servers, raft.Server{ID: id, Address: tr.LocalAddr()})
 		nodes = append(nodes, &memNode{store: &gatedStore{InmemStore: raft.NewInmemStore()}, fsm: &listFSM{}, id: id})
 	}
-	connectAll(trans)
 	for i, n := range nodes {
 		cfg := raft.DefaultConfig()
 		cfg.LocalID = n.id

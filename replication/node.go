@@ -55,6 +55,7 @@ type Node struct {
 	log    *wal.WAL
 	meta   *metadb.BoltMetaDB
 	trans  raft.Transport
+	mux    *Mux // the node's Raft port, nil with an injected Transport
 	self   server.ClusterMember
 	logger *slog.Logger
 
@@ -127,6 +128,16 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 			n.closeStores()
 			return nil, fmt.Errorf("replication: cluster bus address %q: %w", cfg.BusAddr, err)
 		}
+		n.mux, err = ListenMux(cfg.BindAddr, advertise, logger)
+		if err != nil {
+			n.closeStores()
+			return nil, fmt.Errorf("replication: listening for Raft traffic on %s: %w", cfg.BindAddr, err)
+		}
+		stream, err := n.mux.Group(soleGroup)
+		if err != nil {
+			n.closeStores()
+			return nil, err
+		}
 		// MaxRPCsInFlight 1: no pipelined replication. hashicorp/raft's
 		// pipeline can deadlock once a follower's answer is a failure
 		// (a timeout across a partition, a higher term after it): its
@@ -135,12 +146,8 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 		// the follower gets no more entries and Shutdown never returns
 		// (hashicorp/raft#612; tests/cluster_partition_test.go hit it).
 		// raft's own notes find pipelining of little use with batching.
-		n.trans, err = raft.NewTCPTransportWithConfig(cfg.BindAddr, advertise, &raft.NetworkTransportConfig{
+		n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: stream,
 			MaxPool: 3, Timeout: 10 * time.Second, MaxRPCsInFlight: 1, Logger: hcLogger(logger, "transport")})
-		if err != nil {
-			n.closeStores()
-			return nil, fmt.Errorf("replication: listening for Raft traffic on %s: %w", cfg.BindAddr, err)
-		}
 	}
 	rc := raftConfig(cfg, id, logger)
 	rc.NotifyCh = n.notify
@@ -320,9 +327,13 @@ func (n *Node) Close() error {
 	return err
 }
 
-// closeStores closes the Raft log and its metadata.
+// closeStores closes the Raft log and its metadata, and the Raft port.
 func (n *Node) closeStores() error {
-	return errors.Join(n.log.Close(), n.meta.Close())
+	err := errors.Join(n.log.Close(), n.meta.Close())
+	if n.mux != nil {
+		err = errors.Join(err, n.mux.Close())
+	}
+	return err
 }
 
 // Self implements server.Cluster.
