@@ -74,3 +74,33 @@ type FollowerStatus struct {
 
 // SetCluster puts the node in a Raft group; call it before Serve.
 func (s *Server) SetCluster(c Cluster) { s.cluster = c }
+
+const errCrossSlot = "CROSSSLOT Keys in request don't hash to the same slot"
+
+// sameSlot reports whether argv's keys hash to one slot, and inside MULTI
+// to the slot of the keys queued before them, as Redis Cluster requires
+// of every multi-key command and transaction (one slot is one group's:
+// issue 14 splits slots over groups, and even one group refuses, so that
+// clients see the same rule on any cluster). A command queued in MULTI
+// sets the transaction's slot. Lock should be held.
+func (c *Client) sameSlot(cmd *Command, argv [][]byte) bool {
+	if cmd.First == 0 && cmd.Keys == nil {
+		return true
+	}
+	inTx := c.multi != nil && !isTxControl(cmd)
+	slot := -1
+	if inTx {
+		slot = c.multi.slot - 1
+	}
+	for _, k := range cmd.keyPositions(argv) {
+		ks := KeySlot(argv[k])
+		if slot >= 0 && ks != slot {
+			return false
+		}
+		slot = ks
+	}
+	if inTx {
+		c.multi.slot = slot + 1
+	}
+	return true
+}

@@ -23,6 +23,9 @@ var transactionSpecs = []spec{
 type txState struct {
 	cmds    []queuedCmd
 	aborted bool
+	// slot is where the keys queued so far hash, plus one (0: no keys
+	// yet); in cluster mode all of them must share it (cluster.go).
+	slot int
 }
 
 type queuedCmd struct {

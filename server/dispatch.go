@@ -115,6 +115,11 @@ func (c *Client) dispatch(argv [][]byte) {
 		cmd.stat.rejected++
 		return
 	}
+	if s.cluster != nil && !c.sameSlot(cmd, argv) {
+		c.reject(errCrossSlot)
+		cmd.stat.rejected++
+		return
+	}
 	if c.multi != nil && !isTxControl(cmd) {
 		c.multi.queue(cmd, argv)
 		c.reply().Status("QUEUED")
