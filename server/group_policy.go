@@ -146,6 +146,12 @@ func (a *policyArgs) checkDeadLetterKey(x *Ctx, key []byte) bool {
 		x.error(errPolicySelfDead)
 		return false
 	}
+	if x.s.cluster != nil && KeySlot(dlq) != KeySlot(key) {
+		// Dead letters are written by the apply of the stream's group:
+		// the key must be in the stream's slot, as any multi-key write's.
+		x.error(errCrossSlot)
+		return false
+	}
 	if o := x.lookup(dlq); o != nil {
 		if _, isStream := o.value.(*stream.Stream); !isStream {
 			x.error(resp.ErrWrongType)

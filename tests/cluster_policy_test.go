@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -13,6 +14,12 @@ func TestClusterPolicyFailover(t *testing.T) {
 	leader := c.WaitSettled()
 	c.expectOK(leader, c.must(leader, "XGROUP", "CREATE", "{q}", "g", "$", "MKSTREAM",
 		"MAXDELIVER", "2", "DEADLETTER", "{q}:dead", "ACKWAIT", "300"), "XGROUP CREATE with a policy")
+	// Dead letters are written in the stream's slot: a key elsewhere is
+	// refused as any cross-slot write is.
+	if r, err := ask(leader, "XGROUP", "SETPOLICY", "{q}", "g", "DEADLETTER", "dead"); err != nil || r.Type != '-' ||
+		!strings.HasPrefix(r.Str, "CROSSSLOT ") {
+		t.Fatalf("SETPOLICY with a dead-letter key in another slot: %v %v", r, err)
+	}
 	id := c.must(leader, "XADD", "{q}", "*", "job", "x")
 	if r := c.must(leader, "XREADGROUP", "GROUP", "g", "w1", "STREAMS", "{q}", ">"); !gtMatches(r, `*1[*2[$"{q}" *1[*2[$"`+id.Str+`" *2[$"job" $"x"]]]]]`) {
 		t.Fatalf("first delivery: %s", r)
