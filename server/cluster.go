@@ -75,7 +75,11 @@ type FollowerStatus struct {
 // SetCluster puts the node in a Raft group; call it before Serve.
 func (s *Server) SetCluster(c Cluster) { s.cluster = c }
 
-const errCrossSlot = "CROSSSLOT Keys in request don't hash to the same slot"
+const (
+	errCrossSlot = "CROSSSLOT Keys in request don't hash to the same slot"
+	// A cluster has database 0 only, as Redis Cluster.
+	errSelectInCluster = "ERR SELECT is not allowed in cluster mode"
+)
 
 // sameSlot reports whether argv's keys hash to one slot, and inside MULTI
 // to the slot of the keys queued before them, as Redis Cluster requires

@@ -213,6 +213,10 @@ func selectCommand(x *Ctx) {
 		x.error(resp.ErrNotInteger)
 		return
 	}
+	if x.s.cluster != nil && n != 0 {
+		x.error(errSelectInCluster)
+		return
+	}
 	if n < 0 || n >= int64(len(x.db.shard.dbs)) {
 		x.error(resp.ErrDBIndex)
 		return

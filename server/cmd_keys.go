@@ -282,6 +282,10 @@ func copyCommand(x *Ctx) {
 			return
 		}
 	}
+	if x.s.cluster != nil && dstDB != x.db {
+		x.error("ERR Copying to another database is not allowed in cluster mode")
+		return
+	}
 	if dstDB == x.db && string(src) == string(dst) {
 		x.error(resp.ErrSameObject)
 		return

@@ -47,3 +47,14 @@ func TestCrossSlotOnlyInClusterMode(t *testing.T) {
 	p := clusterConn(t, nil, 2)
 	p.expect([][2]string{{"MSET a 1 b 2", "+OK"}, {"DEL a b", ":2"}})
 }
+
+// A cluster has database 0 only: SELECT of another is refused, as Redis
+// Cluster does, after the index is checked to be a number.
+func TestClusterSelectDB0Only(t *testing.T) {
+	p := clusterConn(t, threeNodes(nodeB), 2)
+	p.expect([][2]string{
+		{"SELECT 1", "-ERR SELECT is not allowed in cluster mode"},
+		{"SELECT x", "-ERR value is not an integer or out of range"},
+		{"SELECT 0", "+OK"},
+	})
+}

@@ -164,3 +164,33 @@ func cliRouting(t *testing.T, c *TestCluster) routingClient {
 		get: func(ctx context.Context, k string) (string, error) { return cli(ctx, "GET", k) },
 	}
 }
+
+// A group answers Redis Cluster's refusals: keys of one command in one
+// slot (a cluster client gets the error, not a split), database 0 only.
+func TestClusterRedisClusterRules(t *testing.T) {
+	c := StartCluster(t)
+	leader := c.WaitSettled()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{leader.Addr()}})
+	t.Cleanup(func() { cc.Close() })
+	if err := cc.MSet(ctx(t), "a", "1", "b", "2").Err(); err == nil || !strings.HasPrefix(err.Error(), "CROSSSLOT ") {
+		t.Errorf("go-redis MSET a b: %v, want CROSSSLOT", err)
+	}
+	if err := cc.MSet(ctx(t), "{u}a", "1", "{u}b", "2").Err(); err != nil {
+		t.Errorf("go-redis MSET {u}a {u}b: %v", err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"SELECT", "1"}, "ERR SELECT is not allowed in cluster mode"},
+		{[]string{"COPY", "{u}a", "{u}c", "DB", "1"}, "ERR Copying to another database is not allowed in cluster mode"},
+		{[]string{"RENAME", "{u}a", "b"}, "CROSSSLOT Keys in request don't hash to the same slot"},
+	} {
+		if r := c.must(leader, tc.args...); r.Type != '-' || r.Str != tc.want {
+			t.Errorf("%v = %s, want -%s", tc.args, r, tc.want)
+		}
+	}
+	if r := c.must(leader, "COPY", "{u}a", "{u}c"); r.Type != ':' || r.Int != 1 {
+		t.Errorf("COPY in one slot and database = %s", r)
+	}
+}
