@@ -155,27 +155,26 @@ func (m *Map) check() error {
 			return err
 		}
 	}
-	for s := range NumSlots {
-		if err := m.checkSlot(s); err != nil {
-			return err
-		}
-	}
-	return nil
+	return m.checkSlots()
 }
 
-func (m *Map) checkSlot(s int) error {
-	own, to := m.owner[s], m.target[s]
-	if _, ok := m.groups[own]; own != 0 && !ok {
-		return fmt.Errorf("slot %d is owned by unknown group %d", s, own)
+// checkSlots checks that owners and targets are known groups, and that
+// a moving slot has an owner other than its target.
+func (m *Map) checkSlots() error {
+	for _, r := range runs(&m.owner) {
+		if _, ok := m.groups[r.Group]; r.Group != 0 && !ok {
+			return fmt.Errorf("slots %d-%d are owned by unknown group %d", r.First, r.Last, r.Group)
+		}
 	}
-	if to == 0 {
-		return nil
-	}
-	if _, ok := m.groups[to]; !ok {
-		return fmt.Errorf("slot %d is moving to unknown group %d", s, to)
-	}
-	if own == 0 || own == to {
-		return fmt.Errorf("slot %d is moving to group %d from group %d", s, to, own)
+	for _, r := range runs(&m.target) {
+		if _, ok := m.groups[r.Group]; r.Group != 0 && !ok {
+			return fmt.Errorf("slots %d-%d are moving to unknown group %d", r.First, r.Last, r.Group)
+		}
+		for s := r.First; s <= r.Last && r.Group != 0; s++ {
+			if own := m.owner[s]; own == 0 || own == r.Group {
+				return fmt.Errorf("slot %d is moving to group %d from group %d", s, r.Group, own)
+			}
+		}
 	}
 	return nil
 }
