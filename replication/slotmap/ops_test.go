@@ -23,7 +23,7 @@ func node(id string, port string) Node {
 // fixture: nodes A-D; group 1 (A, B, C) owns 0-99, group 2 (B) 100-199,
 // of which 150-159 are moving to group 3 (C); group 4 (D) owns nothing;
 // 200-16383 are unassigned. Epoch 11.
-func fixture(t *testing.T) *Map {
+func fixture(t testing.TB) *Map {
 	t.Helper()
 	m := new(Map)
 	must(t, m.AddNode(node(idA, "7001")))
@@ -40,7 +40,7 @@ func fixture(t *testing.T) *Map {
 	return m
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

@@ -139,20 +139,20 @@ func validSlot(slot int) bool { return 0 <= slot && slot < NumSlots }
 // check verifies the invariants of the package doc; decoding runs it on
 // every map it returns.
 func (m *Map) check() error {
-	for id, voters := range m.groups {
-		if err := validGroupID(id); err != nil {
-			return err
-		}
-		if err := m.checkVoters(voters); err != nil {
-			return fmt.Errorf("group %d: %w", id, err)
-		}
-	}
 	for id, n := range m.nodes {
 		if id != n.ID {
 			return fmt.Errorf("node %s is filed under %s", n.ID, id)
 		}
 		if err := validNode(n); err != nil {
 			return err
+		}
+	}
+	for id, voters := range m.groups {
+		if err := validGroupID(id); err != nil {
+			return err
+		}
+		if err := m.checkVoters(voters); err != nil {
+			return fmt.Errorf("group %d: %w", id, err)
 		}
 	}
 	return m.checkSlots()
