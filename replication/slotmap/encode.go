@@ -22,20 +22,20 @@ func (op Op) Encode() ([]byte, error) {
 		return nil, err
 	}
 	b := []byte{Version, byte(op.Kind)}
-	switch op.Kind {
-	case OpAddNode:
+	f := op.Kind.fields()
+	if f&fNode != 0 {
 		b = appendNode(b, op.Node)
-	case OpRemoveNode:
+	}
+	if f&fNodeID != 0 {
 		b = appendString(b, op.Node.ID)
-	case OpRemoveGroup:
+	}
+	if f&fGroup != 0 {
 		b = binary.BigEndian.AppendUint16(b, op.Group)
-	case OpCreateGroup, OpSetVoters:
-		b = binary.BigEndian.AppendUint16(b, op.Group)
+	}
+	if f&fVoters != 0 {
 		b = appendStrings(b, op.Voters)
-	case OpAssignSlots, OpBeginMove:
-		b = binary.BigEndian.AppendUint16(b, op.Group)
-		b = appendRanges(b, op.Ranges)
-	case OpFinishMove, OpAbortMove:
+	}
+	if f&fRanges != 0 {
 		b = appendRanges(b, op.Ranges)
 	}
 	return b, nil
@@ -47,20 +47,23 @@ func DecodeOp(data []byte) (Op, error) {
 	r := reader{b: data}
 	r.version()
 	op := Op{Kind: Kind(r.u8())}
-	switch op.Kind {
-	case OpAddNode:
+	if !op.Kind.known() && r.err == nil {
+		r.fail("unknown op %d", op.Kind)
+	}
+	f := op.Kind.fields()
+	if f&fNode != 0 {
 		op.Node = r.node()
-	case OpRemoveNode:
+	}
+	if f&fNodeID != 0 {
 		op.Node.ID = r.string()
-	case OpRemoveGroup:
+	}
+	if f&fGroup != 0 {
 		op.Group = r.u16()
-	case OpCreateGroup, OpSetVoters:
-		op.Group = r.u16()
+	}
+	if f&fVoters != 0 {
 		op.Voters = r.strings()
-	case OpAssignSlots, OpBeginMove:
-		op.Group = r.u16()
-		op.Ranges = r.ranges()
-	case OpFinishMove, OpAbortMove:
+	}
+	if f&fRanges != 0 {
 		op.Ranges = r.ranges()
 	}
 	if err := r.end(); err != nil {

@@ -25,14 +25,51 @@ const (
 	OpSetVoters   Kind = 9 // Group, Voters
 )
 
-var kindNames = [...]string{"", "add-node", "remove-node", "create-group", "remove-group",
-	"assign-slots", "begin-move", "finish-move", "abort-move", "set-voters"}
+// field is a part of an Op that some kinds read, and encode in this
+// order.
+type field uint8
+
+const (
+	fNode   field = 1 << iota // Node: ID, Addr and BusAddr
+	fNodeID                   // Node.ID only
+	fGroup
+	fVoters
+	fRanges
+)
+
+// kinds: each kind's name, the fields it reads, and its change, which
+// checks the map and changes it only if it may.
+var kinds = [...]struct {
+	name   string
+	fields field
+	apply  func(*Map, *Op) error
+}{
+	OpAddNode:     {"add-node", fNode, (*Map).addNode},
+	OpRemoveNode:  {"remove-node", fNodeID, (*Map).removeNode},
+	OpCreateGroup: {"create-group", fGroup | fVoters, (*Map).createGroup},
+	OpRemoveGroup: {"remove-group", fGroup, (*Map).removeGroup},
+	OpAssignSlots: {"assign-slots", fGroup | fRanges, (*Map).assignSlots},
+	OpBeginMove:   {"begin-move", fGroup | fRanges, (*Map).beginMove},
+	OpFinishMove:  {"finish-move", fRanges, (*Map).endMove},
+	OpAbortMove:   {"abort-move", fRanges, (*Map).endMove},
+	OpSetVoters:   {"set-voters", fGroup | fVoters, (*Map).setVoters},
+}
+
+func (k Kind) known() bool { return k != 0 && int(k) < len(kinds) }
+
+// fields are the fields of an Op of kind k; none if k is unknown.
+func (k Kind) fields() field {
+	if !k.known() {
+		return 0
+	}
+	return kinds[k].fields
+}
 
 func (k Kind) String() string {
-	if k == 0 || int(k) >= len(kindNames) {
+	if !k.known() {
 		return "op " + strconv.Itoa(int(k))
 	}
-	return kindNames[k]
+	return kinds[k].name
 }
 
 // Op is one change to the map: what one entry of the metadata group's log
@@ -95,119 +132,103 @@ func (m *Map) Apply(op Op) error {
 	if err := op.check(); err != nil {
 		return err
 	}
-	var err error
-	switch op.Kind {
-	case OpAddNode:
-		err = m.addNode(op.Node)
-	case OpRemoveNode:
-		err = m.removeNode(op.Node.ID)
-	case OpCreateGroup:
-		err = m.createGroup(op.Group, op.Voters)
-	case OpRemoveGroup:
-		err = m.removeGroup(op.Group)
-	case OpAssignSlots:
-		err = m.assignSlots(op.Ranges, op.Group)
-	case OpBeginMove:
-		err = m.beginMove(op.Ranges, op.Group)
-	case OpFinishMove:
-		err = m.endMove(op.Ranges, true)
-	case OpAbortMove:
-		err = m.endMove(op.Ranges, false)
-	case OpSetVoters:
-		err = m.setVoters(op.Group, op.Voters)
-	}
+	err := kinds[op.Kind].apply(m, &op)
 	if err == nil {
 		m.Epoch++
 	}
 	return err
 }
 
-// check validates what op says on its own, before the map is looked at.
+// check validates the fields op's kind reads, before the map is looked
+// at.
 func (op *Op) check() error {
-	switch op.Kind {
-	case OpAddNode:
-		return validNode(op.Node)
-	case OpRemoveNode:
-		return validNodeID(op.Node.ID)
-	case OpRemoveGroup:
-		return validGroupID(op.Group)
-	case OpCreateGroup, OpSetVoters:
-		return firstErr(validGroupID(op.Group), validVoters(op.Voters))
-	case OpAssignSlots, OpBeginMove:
-		return firstErr(validGroupID(op.Group), validRanges(op.Ranges))
-	case OpFinishMove, OpAbortMove:
-		return validRanges(op.Ranges)
+	if !op.Kind.known() {
+		return fmt.Errorf("unknown cluster map op %d", op.Kind)
 	}
-	return fmt.Errorf("unknown cluster map op %d", op.Kind)
+	f := op.Kind.fields()
+	return firstErr(
+		f.only(fNode, validNode(op.Node)),
+		f.only(fNodeID, validNodeID(op.Node.ID)),
+		f.only(fGroup, validGroupID(op.Group)),
+		f.only(fVoters, validVoters(op.Voters)),
+		f.only(fRanges, validRanges(op.Ranges)))
 }
 
-func (m *Map) addNode(n Node) error {
-	if _, ok := m.nodes[n.ID]; ok {
-		return fmt.Errorf("node %s is already in the cluster", n.ID)
+// only is err if f includes field g, else nil.
+func (f field) only(g field, err error) error {
+	if f&g == 0 {
+		return nil
+	}
+	return err
+}
+
+func (m *Map) addNode(op *Op) error {
+	if _, ok := m.nodes[op.Node.ID]; ok {
+		return fmt.Errorf("node %s is already in the cluster", op.Node.ID)
 	}
 	if m.nodes == nil {
 		m.nodes = map[string]Node{}
 	}
-	m.nodes[n.ID] = n
+	m.nodes[op.Node.ID] = op.Node
 	return nil
 }
 
-func (m *Map) removeNode(id string) error {
-	if _, ok := m.nodes[id]; !ok {
-		return fmt.Errorf("unknown node %s", id)
+func (m *Map) removeNode(op *Op) error {
+	if _, ok := m.nodes[op.Node.ID]; !ok {
+		return fmt.Errorf("unknown node %s", op.Node.ID)
 	}
 	for _, g := range m.Groups() {
-		if slices.Contains(g.Voters, id) {
-			return fmt.Errorf("node %s is a voter of group %d", id, g.ID)
+		if slices.Contains(g.Voters, op.Node.ID) {
+			return fmt.Errorf("node %s is a voter of group %d", op.Node.ID, g.ID)
 		}
 	}
-	delete(m.nodes, id)
+	delete(m.nodes, op.Node.ID)
 	return nil
 }
 
-func (m *Map) createGroup(id uint16, voters []string) error {
-	if _, ok := m.groups[id]; ok {
-		return fmt.Errorf("group %d already exists", id)
+func (m *Map) createGroup(op *Op) error {
+	if _, ok := m.groups[op.Group]; ok {
+		return fmt.Errorf("group %d already exists", op.Group)
 	}
-	if err := m.checkVoters(voters); err != nil {
+	if err := m.checkVoters(op.Voters); err != nil {
 		return err
 	}
 	if m.groups == nil {
 		m.groups = map[uint16][]string{}
 	}
-	m.groups[id] = slices.Clone(voters)
+	m.groups[op.Group] = slices.Clone(op.Voters)
 	return nil
 }
 
-func (m *Map) removeGroup(id uint16) error {
-	if err := m.knownGroup(id); err != nil {
+func (m *Map) removeGroup(op *Op) error {
+	if err := m.knownGroup(op.Group); err != nil {
 		return err
 	}
 	for s := range NumSlots {
-		if m.owner[s] == id {
-			return fmt.Errorf("group %d still owns slot %d", id, s)
+		if m.owner[s] == op.Group {
+			return fmt.Errorf("group %d still owns slot %d", op.Group, s)
 		}
-		if m.target[s] == id {
-			return fmt.Errorf("slot %d is moving to group %d", s, id)
+		if m.target[s] == op.Group {
+			return fmt.Errorf("slot %d is moving to group %d", s, op.Group)
 		}
 	}
-	delete(m.groups, id)
+	delete(m.groups, op.Group)
 	return nil
 }
 
-func (m *Map) setVoters(id uint16, voters []string) error {
-	if err := firstErr(m.knownGroup(id), m.checkVoters(voters)); err != nil {
+func (m *Map) setVoters(op *Op) error {
+	if err := firstErr(m.knownGroup(op.Group), m.checkVoters(op.Voters)); err != nil {
 		return err
 	}
-	m.groups[id] = slices.Clone(voters)
+	m.groups[op.Group] = slices.Clone(op.Voters)
 	return nil
 }
 
-func (m *Map) assignSlots(ranges []Range, group uint16) error {
-	if err := m.knownGroup(group); err != nil {
+func (m *Map) assignSlots(op *Op) error {
+	if err := m.knownGroup(op.Group); err != nil {
 		return err
 	}
-	if err := eachSlot(ranges, func(s int) error {
+	if err := eachSlot(op.Ranges, func(s int) error {
 		if own := m.owner[s]; own != 0 {
 			return fmt.Errorf("slot %d is already owned by group %d", s, own)
 		}
@@ -215,19 +236,19 @@ func (m *Map) assignSlots(ranges []Range, group uint16) error {
 	}); err != nil {
 		return err
 	}
-	_ = eachSlot(ranges, func(s int) error { m.owner[s] = group; return nil })
+	setSlots(&m.owner, op.Ranges, op.Group)
 	return nil
 }
 
-func (m *Map) beginMove(ranges []Range, to uint16) error {
-	if err := m.knownGroup(to); err != nil {
+func (m *Map) beginMove(op *Op) error {
+	if err := m.knownGroup(op.Group); err != nil {
 		return err
 	}
-	from := m.owner[ranges[0].First]
-	if err := eachSlot(ranges, func(s int) error { return m.checkMovable(s, from, to) }); err != nil {
+	from := m.owner[op.Ranges[0].First]
+	if err := eachSlot(op.Ranges, func(s int) error { return m.checkMovable(s, from, op.Group) }); err != nil {
 		return err
 	}
-	_ = eachSlot(ranges, func(s int) error { m.target[s] = to; return nil })
+	setSlots(&m.target, op.Ranges, op.Group)
 	return nil
 }
 
@@ -247,10 +268,10 @@ func (m *Map) checkMovable(s int, from, to uint16) error {
 	return nil
 }
 
-// endMove ends the moves of the slots in ranges: finish gives each slot
-// to its target, otherwise it stays with its owner.
-func (m *Map) endMove(ranges []Range, finish bool) error {
-	if err := eachSlot(ranges, func(s int) error {
+// endMove ends the moves of the slots of op: FinishMove gives each slot
+// to its target, AbortMove leaves it with its owner.
+func (m *Map) endMove(op *Op) error {
+	if err := eachSlot(op.Ranges, func(s int) error {
 		if m.target[s] == 0 {
 			return fmt.Errorf("slot %d is not moving", s)
 		}
@@ -258,13 +279,10 @@ func (m *Map) endMove(ranges []Range, finish bool) error {
 	}); err != nil {
 		return err
 	}
-	_ = eachSlot(ranges, func(s int) error {
-		if finish {
-			m.owner[s] = m.target[s]
-		}
-		m.target[s] = 0
-		return nil
-	})
+	if op.Kind == OpFinishMove {
+		_ = eachSlot(op.Ranges, func(s int) error { m.owner[s] = m.target[s]; return nil })
+	}
+	setSlots(&m.target, op.Ranges, 0)
 	return nil
 }
 
@@ -301,11 +319,17 @@ func eachSlot(ranges []Range, f func(int) error) error {
 	return nil
 }
 
-func validNode(n Node) error {
-	if err := validNodeID(n.ID); err != nil {
-		return err
+// setSlots sets the slots of ranges to v.
+func setSlots(slots *[NumSlots]uint16, ranges []Range, v uint16) {
+	for _, r := range ranges {
+		for s := r.First; s <= r.Last; s++ {
+			slots[s] = v
+		}
 	}
-	return firstErr(validAddr(n.Addr), validAddr(n.BusAddr))
+}
+
+func validNode(n Node) error {
+	return firstErr(validNodeID(n.ID), validAddr(n.Addr), validAddr(n.BusAddr))
 }
 
 // validNodeID accepts what CLUSTER ADDNODE accepts: 40 characters of
