@@ -37,7 +37,8 @@ Groups, Nodes), naming each group's current leader as master.
     addresses host:port with a port of 1..65535, group IDs 1..65535.
 
 Epoch counts the successful ops, as Redis's config epoch counts
-configuration changes: equal epochs mean equal maps.
+configuration changes: nodes that apply the same log have the same map at
+the same Epoch.
 
 # Encoding
 

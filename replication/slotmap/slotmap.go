@@ -39,8 +39,9 @@ type OwnedRange struct {
 // one Map and hands readers a Clone.
 type Map struct {
 	// Epoch counts the changes applied so far: every op that succeeds
-	// adds one, as Redis bumps its config epoch, so two nodes whose maps
-	// have the same Epoch have the same map.
+	// adds one, as Redis bumps its config epoch. Nodes that apply the
+	// same log have the same map at the same Epoch, so a reader can tell
+	// an older map from a newer one.
 	Epoch uint64
 
 	nodes  map[string]Node
