@@ -169,6 +169,7 @@ func (c *Client) proposeExec(start time.Time) bool {
 		return true
 	}
 	c.multi = nil
+	s.countExec()
 	recs, owners := txProposals(c, tx, s.shard.nowFrom(start))
 	p := &s.prop
 	p.recs = append(p.recs, recs...)
@@ -176,6 +177,14 @@ func (c *Client) proposeExec(start time.Time) bool {
 	c.awaiting++
 	s.loop.wake()
 	return true
+}
+
+// countExec counts an EXEC that runs through the log, as execute counts
+// one that runs here: its commands are counted by their applies. Lock
+// should be held.
+func (s *Server) countExec() {
+	s.commands["exec"].stat.calls++
+	s.stats.commands++
 }
 
 // txProposals are the records of c's transaction, sharing the time now,

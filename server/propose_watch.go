@@ -102,11 +102,13 @@ func (s *Server) decideHeldExec(h *heldExec) (proposed bool) {
 	case !s.cluster.Leading():
 		s.refuseHeldExec(c)
 	case c.casDirty || s.watchedKeyExpired(c, now):
+		s.countExec()
 		c.multi = nil
 		s.unwatchAll(c)
 		c.out.NullArray()
 		c.answered()
 	default:
+		s.countExec()
 		tx := c.multi
 		c.multi = nil
 		s.unwatchAll(c)

@@ -22,6 +22,40 @@ func TestClusterWatch(t *testing.T) {
 	t.Run("go-redis Watch", func(t *testing.T) { watchGoRedis(t, c) })
 	t.Run("untouched commits on every node", func(t *testing.T) { watchUntouchedCommits(t, c, leader) })
 	t.Run("optimistic increments", func(t *testing.T) { watchIncrements(t, c) })
+	t.Run("EXEC counted", func(t *testing.T) { execCounted(t, leader) })
+}
+
+// Every EXEC counts in INFO commandstats, as on one node: one with
+// writes (through the log), one with reads only, and a watched one.
+func execCounted(t *testing.T, leader *ClusterNode) {
+	calls := func() int {
+		r, err := ask(leader, "INFO", "commandstats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rest, ok := strings.Cut(r.Str, "cmdstat_exec:calls=")
+		n, err := strconv.Atoi(strings.SplitN(rest, ",", 2)[0])
+		if !ok || err != nil {
+			return 0
+		}
+		return n
+	}
+	before := calls()
+	rc := helloRaw(t, leader, 2)
+	for _, tx := range [][][]string{
+		{{"MULTI"}, {"SET", "{x}a", "1"}, {"EXEC"}},
+		{{"MULTI"}, {"GET", "{x}a"}, {"EXEC"}},
+		{{"WATCH", "{x}a"}, {"MULTI"}, {"SET", "{x}a", "2"}, {"EXEC"}},
+	} {
+		for _, cmd := range tx {
+			if r := rc.Do(cmd...); r.Type == '-' {
+				t.Fatalf("%v: %s", cmd, r)
+			}
+		}
+	}
+	if got := calls() - before; got != 3 {
+		t.Errorf("cmdstat_exec calls went up by %d for 3 EXECs", got)
+	}
 }
 
 // helloRaw is a raw connection to n speaking RESP version proto.
