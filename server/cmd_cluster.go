@@ -326,7 +326,7 @@ func clusterCountKeysCommand(x *Ctx, _ Cluster) {
 	if !ok {
 		return
 	}
-	x.w.Int(int64(len(keysInSlot(x.db, slot, -1))))
+	x.w.Int(int64(countKeysInSlot(x.db, slot)))
 }
 
 func clusterGetKeysCommand(x *Ctx, _ Cluster) {
@@ -349,21 +349,27 @@ func clusterGetKeysCommand(x *Ctx, _ Cluster) {
 
 // keysInSlot returns up to limit (negative: all) of db's keys that hash
 // to slot, in SCAN order, counting expired keys not yet removed as Redis
-// does. It reads the whole keyspace: redstream keeps no index by slot, so
-// COUNTKEYSINSLOT is O(N) in the number of keys where Redis's is O(1).
-// Lock should be held.
+// does. O(log N + k) for k keys returned: the slot's keys lie together
+// in the key order (DB). Lock should be held.
 func keysInSlot(db *DB, slot int, limit int64) []string {
 	var keys []string
-	db.order.Ascend(func(e scanEntry) bool {
+	db.ascendSlots(slot, slot, func(key string) bool {
 		if int64(len(keys)) == limit {
 			return false
 		}
-		if KeySlot([]byte(e.key)) == slot {
-			keys = append(keys, e.key)
-		}
+		keys = append(keys, key)
 		return true
 	})
 	return keys
+}
+
+// countKeysInSlot is how many keys of db hash to slot, expired ones not
+// yet removed included: O(log N + k) for k keys in the slot (Redis keeps
+// a count per slot and answers in O(1)). Lock should be held.
+func countKeysInSlot(db *DB, slot int) int {
+	n := 0
+	db.ascendSlots(slot, slot, func(string) bool { n++; return true })
+	return n
 }
 
 func clusterHelpCommand(x *Ctx, _ Cluster) {

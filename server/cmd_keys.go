@@ -124,7 +124,8 @@ func randomkeyCommand(x *Ctx) {
 	x.w.Null()
 }
 
-// scanCommand walks keys in hash order from the cursor (see DB). COUNT
+// scanCommand walks keys in the key order (slot by slot, see DB) from the
+// cursor, as Redis Cluster's SCAN walks slot by slot. COUNT
 // is a hint as in Redis: it bounds how many keys are visited, and MATCH
 // and TYPE filter what was visited, so a page may come back empty.
 func scanCommand(x *Ctx) {
@@ -175,9 +176,12 @@ func scanCommand(x *Ctx) {
 	}
 }
 
-// scanPage visits about count keys with hash >= cursor (never splitting
-// keys that share a hash) and returns those that pass the filters, with
-// the cursor to resume from (0 when the walk is complete).
+// scanPage visits about count keys with order hash >= cursor (never
+// splitting keys that share one) and returns those that pass the filters,
+// with the cursor to resume from: the order hash of the first key not
+// visited, which is above the last one visited and so never 0; 0 when
+// the walk is complete. Nothing here assumes the hashes are spread
+// evenly: a slot's keys share their top bits (orderHash).
 func (x *Ctx) scanPage(cursor uint64, count int, match []byte, typ string) ([]string, uint64) {
 	var out []string
 	visited := 0

@@ -23,10 +23,12 @@ type Object struct {
 // DB is one numbered database: a map from key to object, plus what
 // serves SCAN, expiry, blocking and WATCH.
 //
-// SCAN's cursor is a position in hash order: every key also sits in an
-// ordered index keyed by (hash, key), and a cursor is the hash to resume
-// from. Keys never move in that order, so every key present for the whole
-// scan is returned, and returned once.
+// SCAN's cursor is a position in the key order: every key also sits in an
+// ordered index keyed by (order hash, key), and a cursor is the order hash
+// to resume from. Keys never move in that order, so every key present for
+// the whole scan is returned, and returned once. The order is slot-major
+// (orderHash): a hash slot's keys lie together, so the keys of a slot
+// range are found in O(log N) and walked one step each (ascendSlots).
 type DB struct {
 	index    int
 	keys     map[string]*Object
@@ -48,9 +50,24 @@ type DB struct {
 }
 
 type scanEntry struct {
-	hash uint64
+	hash uint64 // orderHash of key
 	key  string
 }
+
+// slotShift places a key's hash slot in the top 14 bits of its order
+// hash (ClusterSlots is 1<<14); the low 50 bits are its seeded hash.
+const slotShift = 64 - 14
+
+// orderHash is key's place in DB.order: its Redis Cluster slot first, so
+// each slot's keys form one run, then its hash with the database's seed,
+// which spreads the keys of a slot evenly (and keys sharing a hash tag
+// apart). The one place an order hash is computed.
+func orderHash(seed maphash.Seed, key string) uint64 {
+	return slotStart(keySlot(key)) | maphash.String(seed, key)>>(64-slotShift)
+}
+
+// slotStart is the least order hash a key of slot can have.
+func slotStart(slot int) uint64 { return uint64(slot) << slotShift }
 
 func scanLess(a, b scanEntry) bool {
 	if a.hash != b.hash {
@@ -78,7 +95,21 @@ func (db *DB) reset() {
 	db.used = 0
 }
 
-func (db *DB) hash(key string) uint64 { return maphash.String(db.seed, key) }
+func (db *DB) hash(key string) uint64 { return orderHash(db.seed, key) }
+
+// ascendSlots visits, in order, db's keys whose hash slot lies in [from,
+// to], until visit returns false: O(log N) to find the first, then one
+// step per key; other slots' keys are never read. Slot migration and
+// per-group snapshots walk a group's slots with it. Lock should be held.
+func (db *DB) ascendSlots(from, to int, visit func(key string) bool) {
+	first := scanEntry{hash: slotStart(from)}
+	each := func(e scanEntry) bool { return visit(e.key) }
+	if to >= ClusterSlots-1 { // no slot after it to stop before
+		db.order.AscendGreaterOrEqual(first, each)
+		return
+	}
+	db.order.AscendRange(first, scanEntry{hash: slotStart(to + 1)}, each)
+}
 
 // Len is the number of keys, counting expired ones not yet removed.
 func (db *DB) Len() int { return len(db.keys) }

@@ -77,7 +77,7 @@
 //	         │                                      value: []byte          string
 //	         │                                             *listpack.Quicklist list
 //	         ├─ expires  map[string]int64       keys with a TTL (active expiry samples it)
-//	         ├─ order    btree of (hash, key)   SCAN's cursor is a hash position
+//	         ├─ order    btree of (hash, key)   slot-major; SCAN's cursor is a hash position
 //	         ├─ aged     btree of keys          streams with MAXAGE, for the age sweeper (retention.go)
 //	         ├─ waiters  map[string]*list.List  blocked clients per key, FIFO
 //	         └─ watchers map[string][]*Client   WATCHing clients per key

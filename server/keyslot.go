@@ -1,7 +1,5 @@
 package server
 
-import "bytes"
-
 // ClusterSlots is how many hash slots Redis Cluster divides keys into.
 const ClusterSlots = 16384
 
@@ -9,21 +7,34 @@ const ClusterSlots = 16384
 // (XMODEM) of the key modulo 16384. When the key holds a hash tag — a
 // non-empty run between its first '{' and the first '}' after that —
 // only the tag is hashed, so "{user1}.a" and "{user1}.b" share a slot.
-func KeySlot(key []byte) int {
+func KeySlot(key []byte) int { return keySlot(key) }
+
+// keySlot is KeySlot for a key held as either a string or bytes, so the
+// keyspace (string keys) computes slots without copying the key.
+func keySlot[K string | []byte](key K) int {
 	return int(crc16(hashTag(key)) & (ClusterSlots - 1))
 }
 
 // hashTag returns the part of key that KeySlot hashes.
-func hashTag(key []byte) []byte {
-	open := bytes.IndexByte(key, '{')
+func hashTag[K string | []byte](key K) K {
+	open := indexByte(key, '{')
 	if open < 0 {
 		return key
 	}
-	n := bytes.IndexByte(key[open+1:], '}')
+	n := indexByte(key[open+1:], '}')
 	if n <= 0 { // no '}', or "{}": the whole key
 		return key
 	}
 	return key[open+1 : open+1+n]
+}
+
+func indexByte[K string | []byte](s K, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
 }
 
 // crc16Table is CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0,
@@ -43,10 +54,10 @@ var crc16Table = func() (t [256]uint16) {
 	return t
 }()
 
-func crc16(b []byte) uint16 {
+func crc16[K string | []byte](b K) uint16 {
 	var crc uint16
-	for _, c := range b {
-		crc = crc<<8 ^ crc16Table[byte(crc>>8)^c]
+	for i := 0; i < len(b); i++ {
+		crc = crc<<8 ^ crc16Table[byte(crc>>8)^b[i]]
 	}
 	return crc
 }

@@ -76,6 +76,9 @@ func FuzzKeySlot(f *testing.F) {
 		if got != want {
 			t.Fatalf("KeySlot(%q) = %d, reference %d", key, got, want)
 		}
+		if s := keySlot(string(key)); s != got { // the keyspace's path, for string keys
+			t.Fatalf("keySlot(string %q) = %d, KeySlot = %d", key, s, got)
+		}
 		if got < 0 || got >= ClusterSlots {
 			t.Fatalf("KeySlot(%q) = %d: out of range", key, got)
 		}

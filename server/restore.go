@@ -95,7 +95,7 @@ type restoredDB struct {
 
 func (r *restoredDB) put(key string, o *Object) {
 	if old, dup := r.keys[key]; !dup {
-		r.order.ReplaceOrInsert(scanEntry{maphash.String(r.seed, key), key})
+		r.order.ReplaceOrInsert(scanEntry{orderHash(r.seed, key), key})
 	} else {
 		r.used -= old.mem
 	}

@@ -22,7 +22,7 @@ import (
 // (willChange). So every key that existed at the instant is produced
 // once, with its value of then, and no key made later is. This is
 // Dragonfly's versioned snapshot. The walk resumes from a cursor in the
-// database's hash-ordered key index, as SCAN does (db.go): keys never
+// database's ordered key index, as SCAN does (db.go): keys never
 // move in that order, so every key present at the instant and not yet
 // handed over is reached once.
 //
