@@ -105,10 +105,11 @@ func (l listSnapshot) Persist(sink raft.SnapshotSink) error {
 func (l listSnapshot) Release() {}
 
 type memNode struct {
-	raft  *raft.Raft
-	store *gatedStore
-	fsm   *listFSM
-	id    raft.ServerID
+	raft    *raft.Raft
+	store   *gatedStore
+	machine raft.FSM
+	fsm     *listFSM // machine, when it is one
+	id      raft.ServerID
 }
 
 // startMemGroup starts three Raft nodes on the in-memory transport.
@@ -128,13 +129,20 @@ func startMemGroup(t *testing.T, opts ...func(*raft.Config)) []*memNode {
 // startRaftGroup starts one Raft node on each transport, with in-memory
 // stores and a listFSM, and bootstraps them as one group.
 func startRaftGroup(t *testing.T, trans []raft.Transport, opts ...func(*raft.Config)) []*memNode {
+	return startFSMGroup(t, trans, func() raft.FSM { return &listFSM{} }, opts...)
+}
+
+// startFSMGroup is startRaftGroup with the state machines newFSM makes.
+func startFSMGroup(t *testing.T, trans []raft.Transport, newFSM func() raft.FSM, opts ...func(*raft.Config)) []*memNode {
 	t.Helper()
 	var nodes []*memNode
 	var servers []raft.Server
 	for i, tr := range trans {
 		id := raft.ServerID(fmt.Sprintf("n%d", i))
 		servers = append(servers, raft.Server{ID: id, Address: tr.LocalAddr()})
-		nodes = append(nodes, &memNode{store: &gatedStore{InmemStore: raft.NewInmemStore()}, fsm: &listFSM{}, id: id})
+		n := &memNode{store: &gatedStore{InmemStore: raft.NewInmemStore()}, machine: newFSM(), id: id}
+		n.fsm, _ = n.machine.(*listFSM)
+		nodes = append(nodes, n)
 	}
 	for i, n := range nodes {
 		cfg := raft.DefaultConfig()
@@ -146,7 +154,7 @@ func startRaftGroup(t *testing.T, trans []raft.Transport, opts ...func(*raft.Con
 		for _, opt := range opts {
 			opt(cfg)
 		}
-		r, err := raft.NewRaft(cfg, n.fsm, n.store, raft.NewInmemStore(), raft.NewInmemSnapshotStore(), trans[i])
+		r, err := raft.NewRaft(cfg, n.machine, n.store, raft.NewInmemStore(), raft.NewInmemSnapshotStore(), trans[i])
 		if err != nil {
 			t.Fatal(err)
 		}

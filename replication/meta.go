@@ -1,0 +1,130 @@
+package replication
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/redstream/redstream/replication/slotmap"
+)
+
+// The metadata group holds the cluster map (package slotmap): the nodes,
+// the data groups and their voters, which group owns each hash slot and
+// which slots are moving. It is a Raft group of its own, group 0 on every
+// node's Mux, so the map is as consistent as the data it routes: a change
+// is an entry of its log, applied in the same order on every voter, and a
+// node that answers CLUSTER SLOTS from its copy shows a map some majority
+// agreed on (possibly an older one, as a Redis Cluster node may; clients
+// follow MOVED to the newer).
+//
+// Its entries are slotmap ops (Op.Encode); its snapshot is the encoded
+// map. An op the map refuses (a slot already owned, a voter not known)
+// changes nothing on any voter and its error is the proposer's answer.
+// An entry that does not decode cannot come from this version: every
+// voter logs it and skips it, so the copies stay equal.
+
+// metaGroupID is the metadata group's number on the Mux.
+const metaGroupID uint16 = 0
+
+// metaFSM applies the metadata group's entries to its map.
+type metaFSM struct {
+	logger *slog.Logger
+	mu     sync.RWMutex
+	m      *slotmap.Map
+}
+
+func newMetaFSM(logger *slog.Logger) *metaFSM {
+	return &metaFSM{logger: logger, m: &slotmap.Map{}}
+}
+
+// Apply applies one op (raft.FSM); the op's refusal, if any, is the
+// response the proposer reads.
+func (f *metaFSM) Apply(l *raft.Log) any {
+	if l.Type != raft.LogCommand {
+		return nil
+	}
+	op, err := slotmap.DecodeOp(l.Data)
+	if err != nil {
+		f.logger.Error("skipped a cluster map entry this version cannot read", "index", l.Index, "err", err)
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.m.Apply(op)
+}
+
+// current returns a copy of the map, safe to read while entries apply.
+func (f *metaFSM) current() *slotmap.Map {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.m.Clone()
+}
+
+// Snapshot encodes the map (raft.FSM); it is small, so the copy is taken
+// at once.
+func (f *metaFSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return metaSnapshot(f.m.Encode()), nil
+}
+
+// Restore replaces the map with a snapshot's (raft.FSM).
+func (f *metaFSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return err
+	}
+	m, err := slotmap.DecodeMap(b)
+	if err != nil {
+		return fmt.Errorf("replication: restoring the cluster map: %w", err)
+	}
+	f.mu.Lock()
+	f.m = m
+	f.mu.Unlock()
+	return nil
+}
+
+type metaSnapshot []byte
+
+func (s metaSnapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(s); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s metaSnapshot) Release() {}
+
+// metaGroup is this node's voter of the metadata group.
+type metaGroup struct {
+	raft *raft.Raft
+	fsm  *metaFSM
+}
+
+// errMapRefused wraps the map's refusal of a committed op.
+var errMapRefused = errors.New("cluster map")
+
+// propose commits op and returns the map's answer: nil, or why it was
+// refused (wrapping errMapRefused), or the Raft error when the op was
+// not committed in time or this node does not lead.
+func (g *metaGroup) propose(op slotmap.Op, timeout time.Duration) error {
+	b, err := op.Encode()
+	if err != nil {
+		return fmt.Errorf("%w: %w", errMapRefused, err)
+	}
+	f := g.raft.Apply(b, timeout)
+	if err := f.Error(); err != nil {
+		return err
+	}
+	if err, _ := f.Response().(error); err != nil {
+		return fmt.Errorf("%w: %w", errMapRefused, err)
+	}
+	return nil
+}
+

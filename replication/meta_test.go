@@ -1,0 +1,171 @@
+package replication
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/redstream/redstream/replication/slotmap"
+)
+
+func startMetaGroup(t *testing.T) []*memNode {
+	t.Helper()
+	var inmem []*raft.InmemTransport
+	var trans []raft.Transport
+	for i := range 3 {
+		_, tr := raft.NewInmemTransport(raft.ServerAddress(fmt.Sprintf("n%d", i)))
+		inmem = append(inmem, tr)
+		trans = append(trans, tr)
+	}
+	connectAll(inmem)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return startFSMGroup(t, trans, func() raft.FSM { return newMetaFSM(logger) })
+}
+
+func metaOf(n *memNode) *metaGroup {
+	return &metaGroup{raft: n.raft, fsm: n.machine.(*metaFSM)}
+}
+
+// mapNode is a cluster map node numbered i.
+func mapNode(i int) slotmap.Node {
+	return slotmap.Node{ID: strings.Repeat(fmt.Sprint(i), 40), Addr: fmt.Sprintf("127.0.0.1:%d", 7000+i), BusAddr: fmt.Sprintf("127.0.0.1:%d", 17000+i)}
+}
+
+// waitSameMap waits until every running node's map encodes as want's.
+func waitSameMap(t *testing.T, nodes []*memNode, want *slotmap.Map) {
+	t.Helper()
+	for i, n := range nodes {
+		waitFor(t, fmt.Sprintf("node %d's map at epoch %d", i, want.Epoch), func() bool {
+			return bytes.Equal(metaOf(n).fsm.current().Encode(), want.Encode())
+		})
+	}
+}
+
+// The metadata group's voters apply the same ops in the same order, so
+// their maps are equal; an op the map refuses changes no voter's map and
+// is the proposer's error; after the leader goes, the others go on.
+func TestMetaGroupAgreesOnTheMap(t *testing.T) {
+	nodes := startMetaGroup(t)
+	leader := metaOf(memLeader(t, nodes))
+	var voters []string
+	for i := 1; i <= 3; i++ {
+		if err := leader.propose(slotmap.Op{Kind: slotmap.OpAddNode, Node: mapNode(i)}, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		voters = append(voters, mapNode(i).ID)
+	}
+	for _, op := range []slotmap.Op{
+		{Kind: slotmap.OpCreateGroup, Group: 1, Voters: voters},
+		{Kind: slotmap.OpAssignSlots, Group: 1, Ranges: []slotmap.Range{{First: 0, Last: slotmap.NumSlots - 1}}},
+	} {
+		if err := leader.propose(op, 5*time.Second); err != nil {
+			t.Fatalf("%v: %v", op.Kind, err)
+		}
+	}
+	want := leader.fsm.current()
+	if want.Owner(0) != 1 || want.Owner(slotmap.NumSlots-1) != 1 || len(want.Nodes()) != 3 {
+		t.Fatalf("the leader's map: %+v", want.Ranges())
+	}
+	waitSameMap(t, nodes, want)
+
+	err := leader.propose(slotmap.Op{Kind: slotmap.OpAssignSlots, Group: 1, Ranges: []slotmap.Range{{First: 5, Last: 5}}}, 5*time.Second)
+	if !errors.Is(err, errMapRefused) || !strings.Contains(err.Error(), "already owned") {
+		t.Fatalf("assigning an owned slot again: %v", err)
+	}
+	// A later op reaches every node: the refused one changed nothing.
+	if err := leader.propose(slotmap.Op{Kind: slotmap.OpCreateGroup, Group: 2, Voters: voters}, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	want = leader.fsm.current()
+	waitSameMap(t, nodes, want)
+
+	if err := leader.raft.Shutdown().Error(); err != nil {
+		t.Fatal(err)
+	}
+	var rest []*memNode
+	for _, n := range nodes {
+		if n.raft != leader.raft {
+			rest = append(rest, n)
+		}
+	}
+	next := metaOf(memLeader(t, rest))
+	move := slotmap.Op{Kind: slotmap.OpBeginMove, Group: 2, Ranges: []slotmap.Range{{First: 0, Last: 99}}}
+	if err := next.propose(move, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	want = next.fsm.current()
+	if from, to, ok := want.Moving(50); !ok || from != 1 || to != 2 {
+		t.Fatalf("slot 50 after BeginMove: %d -> %d, %v", from, to, ok)
+	}
+	waitSameMap(t, rest, want)
+}
+
+// A snapshot restores the map it was taken from; a snapshot that is not
+// a map is refused and leaves the map as it was.
+func TestMetaSnapshotRestores(t *testing.T) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	f := newMetaFSM(logger)
+	for i, op := range []slotmap.Op{
+		{Kind: slotmap.OpAddNode, Node: mapNode(1)},
+		{Kind: slotmap.OpCreateGroup, Group: 3, Voters: []string{mapNode(1).ID}},
+		{Kind: slotmap.OpAssignSlots, Group: 3, Ranges: []slotmap.Range{{First: 100, Last: 200}}},
+	} {
+		b, err := op.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err, _ := f.Apply(&raft.Log{Index: uint64(i + 1), Type: raft.LogCommand, Data: b}).(error); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &memSink{}
+	if err := snap.Persist(sink); err != nil {
+		t.Fatal(err)
+	}
+	g := newMetaFSM(logger)
+	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(g.current().Encode(), f.current().Encode()) || g.current().Owner(150) != 3 {
+		t.Fatalf("restored map differs: %+v", g.current().Ranges())
+	}
+	if err := g.Restore(io.NopCloser(strings.NewReader("not a map"))); err == nil {
+		t.Fatal("a garbage snapshot was restored")
+	}
+	if g.current().Owner(150) != 3 {
+		t.Fatal("a refused restore changed the map")
+	}
+}
+
+// An entry this version cannot decode is skipped, the same way on every
+// voter: the map does not change and the proposer gets the error.
+func TestMetaSkipsUnreadableEntries(t *testing.T) {
+	f := newMetaFSM(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	before := f.current().Encode()
+	if err, _ := f.Apply(&raft.Log{Index: 1, Type: raft.LogCommand, Data: []byte{0x7f, 1, 2}}).(error); err == nil {
+		t.Fatal("an unreadable entry was applied")
+	}
+	if !bytes.Equal(f.current().Encode(), before) {
+		t.Fatal("an unreadable entry changed the map")
+	}
+}
+
+// memSink is a raft.SnapshotSink in memory.
+type memSink struct {
+	bytes.Buffer
+	cancelled bool
+}
+
+func (s *memSink) ID() string    { return "mem" }
+func (s *memSink) Cancel() error { s.cancelled = true; return nil }
+func (s *memSink) Close() error  { return nil }
