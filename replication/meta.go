@@ -127,4 +127,3 @@ func (g *metaGroup) propose(op slotmap.Op, timeout time.Duration) error {
 	}
 	return nil
 }
-
