@@ -107,6 +107,14 @@ type metaGroup struct {
 	fsm  *metaFSM
 }
 
+// forwardMetaOp is the forwarded request that proposes a cluster map op
+// on the metadata group's leader (forward.go).
+const forwardMetaOp byte = 1
+
+// errNoMetaLeader is the answer when no metadata leader took an op in
+// time: nothing was proposed.
+var errNoMetaLeader = errors.New("replication: the cluster map has no leader to take the change; retry")
+
 // errMapRefused wraps the map's refusal of a committed op.
 var errMapRefused = errors.New("cluster map")
 
@@ -126,4 +134,46 @@ func (g *metaGroup) propose(op slotmap.Op, timeout time.Duration) error {
 		return fmt.Errorf("%w: %w", errMapRefused, err)
 	}
 	return nil
+}
+
+// handleForwarded proposes an op another node forwarded, if this node
+// leads the metadata group; raft's not-leader error tells the sender to
+// look again.
+func (g *metaGroup) handleForwarded(payload []byte) ([]byte, error) {
+	op, err := slotmap.DecodeOp(payload)
+	if err != nil {
+		return nil, err
+	}
+	return nil, g.propose(op, forwardTimeout)
+}
+
+// forwardTimeout bounds one forwarded proposal.
+const forwardTimeout = 10 * time.Second
+
+// proposeAnywhere commits op through the metadata group's leader, here or
+// on the node it forwards to, and returns the map's answer. It retries
+// only while no leader has taken the op (none known, or the one asked
+// does not lead): a proposal whose outcome is unknown (leadership lost
+// after it was made) is returned as is, since an op applied twice is not
+// the same as once.
+func (g *metaGroup) proposeAnywhere(stream *GroupStream, op slotmap.Op, timeout time.Duration) error {
+	payload, err := op.Encode()
+	if err != nil {
+		return fmt.Errorf("%w: %w", errMapRefused, err)
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if g.raft.State() == raft.Leader {
+			err = g.propose(op, time.Until(deadline))
+		} else if addr, _ := g.raft.LeaderWithID(); addr != "" {
+			_, err = forward(stream, addr, forwardMetaOp, payload, time.Until(deadline))
+		} else {
+			err = raft.ErrNotLeader
+		}
+		if !errors.Is(err, raft.ErrNotLeader) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond) // an election is under way
+	}
+	return errNoMetaLeader
 }

@@ -2,6 +2,7 @@ package replication
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -169,3 +170,73 @@ type memSink struct {
 func (s *memSink) ID() string    { return "mem" }
 func (s *memSink) Cancel() error { s.cancelled = true; return nil }
 func (s *memSink) Close() error  { return nil }
+
+// startMetaOverMux runs the metadata group on three nodes' Raft ports,
+// each also answering forwarded requests, and returns the nodes with the
+// forward stream of each.
+func startMetaOverMux(t *testing.T) ([]*memNode, []*GroupStream) {
+	t.Helper()
+	muxes := startMuxes(t, 3, io.Discard)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	nodes := startFSMGroup(t, groupTransports(t, muxes, metaGroupID), func() raft.FSM { return newMetaFSM(logger) })
+	var streams []*GroupStream
+	for i, m := range muxes {
+		s, err := m.Group(forwardGroup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go serveForwards(s, map[byte]forwardHandler{forwardMetaOp: metaOf(nodes[i]).handleForwarded}, logger)
+		streams = append(streams, s)
+	}
+	return nodes, streams
+}
+
+// A map change asked of a node that does not lead the metadata group is
+// forwarded to the one that does: the op commits everywhere, and a
+// refusal comes back as the map's refusal.
+func TestMetaOpsForwardToTheLeader(t *testing.T) {
+	nodes, streams := startMetaOverMux(t)
+	leader := memLeader(t, nodes)
+	var follower int
+	for i, n := range nodes {
+		if n != leader {
+			follower = i
+			break
+		}
+	}
+	g := metaOf(nodes[follower])
+	for i := 1; i <= 2; i++ {
+		if err := g.proposeAnywhere(streams[follower], slotmap.Op{Kind: slotmap.OpAddNode, Node: mapNode(i)}, 10*time.Second); err != nil {
+			t.Fatalf("AddNode %d from a follower: %v", i, err)
+		}
+	}
+	want := metaOf(leader).fsm.current()
+	if len(want.Nodes()) != 2 {
+		t.Fatalf("the leader's map has %d nodes, want 2", len(want.Nodes()))
+	}
+	waitSameMap(t, nodes, want)
+
+	err := g.proposeAnywhere(streams[follower], slotmap.Op{Kind: slotmap.OpAddNode, Node: mapNode(1)}, 10*time.Second)
+	if !errors.Is(err, errMapRefused) || strings.Count(err.Error(), "cluster map") != 1 {
+		t.Fatalf("adding a known node again from a follower: %v, want the map's refusal", err)
+	}
+	// A kind the other node does not serve is refused with its reason.
+	addr, _ := nodes[follower].raft.LeaderWithID()
+	_, err = forward(streams[follower], addr, 99, nil, 5*time.Second)
+	var fe *ForwardError
+	if !errors.As(err, &fe) || !strings.Contains(fe.Text, "kind 99") {
+		t.Fatalf("an unknown kind: %v", err)
+	}
+}
+
+// A frame longer than the limit is refused before it is read.
+func TestForwardFrameLimit(t *testing.T) {
+	long := binary.BigEndian.AppendUint32([]byte{1}, maxForwardPayload+1)
+	if _, _, err := readFrame(bytes.NewReader(long)); !errors.Is(err, errFrameTooLong) {
+		t.Fatalf("a frame past the limit: %v", err)
+	}
+	at := appendFrame(nil, 1, make([]byte, 10))
+	if kind, p, err := readFrame(bytes.NewReader(at)); err != nil || kind != 1 || len(p) != 10 {
+		t.Fatalf("a frame within the limit: %d %d %v", kind, len(p), err)
+	}
+}
