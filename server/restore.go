@@ -91,9 +91,7 @@ func (sh *Shard) RestoreDBs(dbs []int, load func(put Put) error) error {
 			sh.node.touchWatched(db, []byte(key))
 		}
 		db.keys, db.expires, db.order, db.aged, db.used = fresh[i].keys, fresh[i].expires, fresh[i].order, fresh[i].aged, fresh[i].used
-		if db.walk != nil {
-			db.detach(db.walk)
-		}
+		db.walk = nil // a walk of it goes on over the old keys, which no writer reaches
 		for key := range db.waiters {
 			sh.signalReady(db, []byte(key))
 		}
