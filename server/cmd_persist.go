@@ -92,8 +92,8 @@ func (s *Server) applyAOFConfig(next *Config) (string, error) {
 			return "appendonly", errors.New("a background save or AOF rewrite is in progress; try again once it is done")
 		}
 		err := p.StartAOF(next.AppendFsync, s.shard.FreezeLocked)
-		if err != nil && s.shard.snap != nil {
-			s.shard.snap.closeLocked() // frozen for an AOF that did not start
+		if err != nil {
+			s.shard.closeSnapshots() // frozen for an AOF that did not start
 		}
 		return "appendonly", err
 	case !next.AppendOnly:
@@ -127,7 +127,8 @@ func saveCommand(x *Ctx) {
 // BGSAVE asked during a rewrite (with SCHEDULE, or inside MULTI) and a
 // BGREWRITEAOF asked during a save are scheduled, and the cron starts
 // them when the running one is done. A snapshot is walked beside the
-// server (snapshot.go), and only one can be.
+// server (snapshot.go); these take every database, and a database is
+// walked by one snapshot at a time.
 
 // persistBusy reports whether a background save or rewrite runs. Lock
 // should be held.
@@ -150,8 +151,8 @@ func (s *Server) startBackgroundSave() error {
 // from it. Lock should be held.
 func (s *Server) startRewrite() error {
 	err := s.persist.BackgroundRewriteAOF(s.shard.FreezeLocked)
-	if err != nil && s.shard.snap != nil {
-		s.shard.snap.closeLocked() // frozen for a rewrite that did not start
+	if err != nil {
+		s.shard.closeSnapshots() // frozen for a rewrite that did not start
 	}
 	return err
 }

@@ -46,7 +46,10 @@ type DB struct {
 	// sweeper, which resumes after agedCursor (retention.go).
 	aged       *btree.BTreeG[string]
 	agedCursor string
-	shard      *Shard
+	// walk is the snapshot walk writers must hand this database's old
+	// values to, if one is open (snapshot.go).
+	walk  *dbWalk
+	shard *Shard
 }
 
 type scanEntry struct {

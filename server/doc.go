@@ -65,8 +65,10 @@
 // Taking one is O(1) under the lock: objects carry the epoch of their
 // last write, the reader walks the live maps a chunk at a time, and a
 // write to a key the walk has not reached hands the snapshot the key's
-// value first (snapshot.go). One is walked at a time; BGSAVE and
-// BGREWRITEAOF follow Redis's one-child rule (cmd_persist.go).
+// value first (snapshot.go). The walk state is the database's (DB.walk),
+// so snapshots of disjoint databases are walked at once; a database is
+// walked by one at a time. BGSAVE and BGREWRITEAOF, which take every
+// database, follow Redis's one-child rule (cmd_persist.go).
 //
 // # The keyspace
 //
@@ -80,7 +82,8 @@
 //	         ├─ order    btree of (hash, key)   slot-major; SCAN's cursor is a hash position
 //	         ├─ aged     btree of keys          streams with MAXAGE, for the age sweeper (retention.go)
 //	         ├─ waiters  map[string]*list.List  blocked clients per key, FIFO
-//	         └─ watchers map[string][]*Client   WATCHing clients per key
+//	         ├─ watchers map[string][]*Client   WATCHing clients per key
+//	         └─ walk     *dbWalk                the snapshot walk its writes hand old values to (snapshot.go)
 //
 // The node serves one Shard today and shares its lock; replication will
 // give each Raft group a Shard of its own, and a node will host several

@@ -8,7 +8,7 @@ import (
 )
 
 // Shard is one keyspace and the state machine that changes it: its
-// databases, the records its writes queue for its log, the snapshot being
+// databases, the records its writes queue for its log, the snapshots being
 // walked, and which blocked clients its writes may serve. The node
 // (Server) owns what is not the keyspace's: listeners, the event loop and
 // its clients, the command table, configuration, statistics, the slow log
@@ -56,7 +56,7 @@ type Shard struct {
 	resized        []resizedKey // objects the command being executed may have grown or shrunk (memory.go)
 	lastTicket     uint64       // the log's newest ticket: what any reply may show (commitBy)
 	epoch          uint32       // bumped by each snapshot; objects carry the one of their last write
-	snap           *Snapshot    // the snapshot being walked, if any (snapshot.go)
+	snap           []*Snapshot  // the snapshots being walked beside the server; nil: none (snapshot.go)
 	ready          []readyKey   // keys a write may have made servable to blocked clients
 	served         []*Client    // blocked clients served by the current command
 	replayW        resp.Writer

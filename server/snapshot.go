@@ -1,17 +1,20 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/google/btree"
 	"github.com/redstream/redstream/listpack"
 )
 
-// Snapshot is the keyspace at one instant, which another goroutine reads
-// at leisure while the server keeps serving writes (DESIGN principle 5).
+// Snapshot is the keyspace at one instant, or some of its databases,
+// which another goroutine reads at leisure while the server keeps serving
+// writes (DESIGN principle 5).
 //
 // Taking one costs O(1) under the lock, whatever the number of keys: it
 // records an epoch. Every object carries the epoch of its last write
@@ -26,17 +29,44 @@ import (
 // move in that order, so every key present at the instant and not yet
 // handed over is reached once.
 //
-//	take (lock, O(1))   epoch E = sh.epoch; sh.epoch++; sh.snap = this
-//	write key k         if k.ver <= E and k not yet taken: k's frozen value → saved
+//	take (lock, O(1))   epoch E = sh.epoch; sh.epoch++; db.walk = this walk, per database taken
+//	write key k in db   if k.ver <= E and k not yet taken: k's frozen value → db.walk's saved
 //	                    k.ver = sh.epoch
 //	walk (lock/chunk)   for the next keys k: skip if k.ver > E or k taken;
 //	                    else take k's frozen value; then hand out saved
 //
+// The walk state lives with the database it walks, so several snapshots
+// can be walked at once, each of its own databases (a Raft group's
+// snapshot is its one database's, taken while other groups take theirs):
+//
+//	Shard   epoch (one counter)        snap: the snapshots being walked
+//	 ├─ dbs[0] walk ─▶ dbWalk{keys, order, cursor, saved} ─┐
+//	 ├─ dbs[1] walk ─▶ dbWalk ─────────────────────────────┼─▶ Snapshot A {epoch 7, walks[0], walks[1]}
+//	 ├─ dbs[2] walk ─▶ dbWalk ───────────────────────────────▶ Snapshot B {epoch 9, walks[2]}
+//	 └─ dbs[3] walk = nil (no snapshot walks it)
+//
+// A database is walked by one snapshot at a time: taking a snapshot of a
+// database another one walks fails (ErrSnapshotBusy). A write asks only
+// its own database's walk, so the cost per write stays one comparison
+// when no walk needs its key's value, however many walks are open.
+//
+// The epoch stays one counter for the shard, bumped by every snapshot of
+// any databases. A walk needs three things of it, and each holds for
+// every open walk at once: a key written after the walk's instant has
+// ver > E (ver is set from the counter, which only grows past E); a key
+// not written since has ver <= E (nothing rewrote it); and seen == E
+// names this walk's taking alone (each snapshot gets an epoch of its
+// own). Another database's snapshot bumping the counter only makes later
+// writes newer still, which they are. And willChange's fast path, ver ==
+// sh.epoch, means written since the newest snapshot was taken, so after
+// every open walk's instant: none of them needs the value.
+//
 // Frozen values cost no copy: list and stream nodes are copy-on-write and
-// strings are never changed in place. One snapshot is walked at a time, as
-// Redis runs one child at a time (cmd_persist.go schedules the other). A
-// snapshot read with the lock held throughout (SAVE, the shutdown's save:
-// FreezeHeld) needs none of this and walks the maps as they are.
+// strings are never changed in place. The persister walks one snapshot of
+// all the databases at a time, as Redis runs one child at a time
+// (cmd_persist.go schedules the other). A snapshot read with the lock
+// held throughout (SAVE, the shutdown's save: FreezeHeld) needs none of
+// this and walks the maps as they are.
 type Snapshot struct {
 	Time int64 // the record clock when it was taken, ms
 	DBs  []SnapshotDB
@@ -47,12 +77,8 @@ type Snapshot struct {
 	shard   *Shard
 	epoch   uint32
 	held    bool      // the reader holds the lock throughout: no epochs, no chunks
-	walks   []*dbWalk // by database index; nil for a database that was empty
+	walks   []*dbWalk // by database index; nil for a database not taken, or empty
 	running int       // walks not finished; at 0 writers stop handing values over
-	// restoredVer is the version of the objects a Restore installed while
-	// this snapshot was being walked: they were not there when it was
-	// taken, so writers never hand them over (restore.go).
-	restoredVer uint32
 }
 
 // SnapshotDB is one database of a snapshot, with its counts when it was
@@ -72,11 +98,13 @@ type SnapshotEntry struct {
 	ExpireAt int64 // unix ms; 0 = none
 }
 
-// dbWalk is the walk over one database's keys. Its fields are guarded by
-// the server's lock.
+// dbWalk is a snapshot's walk over one database's keys. Its fields are
+// guarded by the server's lock.
 type dbWalk struct {
-	// The database's map and index as they were taken: FLUSHDB replaces
-	// them with new ones, and these then stay as they were.
+	sn *Snapshot
+	db *DB // whose walk this is while writers must hand it values
+	// The database's map and index as they were taken: FLUSHDB and
+	// Restore replace them with new ones, and these then stay as they were.
 	keys   map[string]*Object
 	order  *btree.BTreeG[scanEntry]
 	cursor scanEntry // the last key walked
@@ -84,6 +112,10 @@ type dbWalk struct {
 	done   bool
 	saved  []SnapshotEntry // values writers handed over before changing them
 }
+
+// ErrSnapshotBusy is returned for a snapshot of a database that another
+// snapshot is still walking.
+var ErrSnapshotBusy = errors.New("server: a snapshot of that database is still being walked")
 
 // walkChunk is how many keys a walk looks at per hold of the lock: about
 // 30 µs of a writer's wait, so a snapshot of any size adds little to
@@ -93,6 +125,12 @@ const walkChunk = 64
 // Freeze takes a snapshot of the node's shard (Shard.Freeze).
 func (s *Server) Freeze(during func()) *Snapshot { return s.shard.Freeze(during) }
 
+// FreezeDBs takes a snapshot of some of the node's shard's databases
+// (Shard.FreezeDBs).
+func (s *Server) FreezeDBs(dbs []int, during func()) (*Snapshot, error) {
+	return s.shard.FreezeDBs(dbs, during)
+}
+
 // Freeze takes a snapshot for a reader that runs beside the server (see
 // FreezeLocked).
 func (sh *Shard) Freeze(during func()) *Snapshot {
@@ -101,53 +139,106 @@ func (sh *Shard) Freeze(during func()) *Snapshot {
 	return sh.FreezeLocked(during)
 }
 
-// FreezeLocked takes a snapshot to be read beside the server: BGSAVE,
-// save points, BGREWRITEAOF. during, if not nil, runs in the same
-// critical section: the AOF starts a new increment there, so that the
-// snapshot plus that increment is exactly the state from then on. The
-// reader must read every database's Entries to the end or Close it, so
-// that writers stop handing values over. Lock should be held.
+// FreezeLocked takes a snapshot of every database, to be read beside the
+// server: BGSAVE, save points, BGREWRITEAOF. during, if not nil, runs in
+// the same critical section: the AOF starts a new increment there, so
+// that the snapshot plus that increment is exactly the state from then
+// on. The reader must read every database's Entries to the end or Close
+// it, so that writers stop handing values over. A snapshot still being
+// walked is closed first (its reader's walk ends there): the persister's
+// scheduling keeps that from happening. Lock should be held.
 func (sh *Shard) FreezeLocked(during func()) *Snapshot {
+	sh.closeSnapshots()
+	sn, _ := sh.freezeLocked(sh.allDBs(), during) // nothing is walked now: it cannot fail
+	return sn
+}
+
+// FreezeDBs takes a snapshot of the databases dbs, to be read beside the
+// server as FreezeLocked's is. It fails with ErrSnapshotBusy, and takes
+// nothing, if another snapshot is still walking one of them; snapshots of
+// other databases go on.
+func (sh *Shard) FreezeDBs(dbs []int, during func()) (*Snapshot, error) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.freezeLocked(dbs, during)
+}
+
+// freezeLocked is FreezeDBs. Lock should be held.
+func (sh *Shard) freezeLocked(dbs []int, during func()) (*Snapshot, error) {
+	if err := sh.checkDBs(dbs); err != nil {
+		return nil, err
+	}
+	for _, i := range dbs {
+		if sh.dbs[i].walk != nil {
+			return nil, fmt.Errorf("%w (database %d)", ErrSnapshotBusy, i)
+		}
+	}
 	start := time.Now()
 	// The pass's records so far are in the snapshot: they belong to the
 	// log before the new increment, not in it, or a replay of snapshot
 	// plus increment would apply them twice.
 	sh.logPending()
-	sn := sh.newSnapshot(false)
+	sn := sh.newSnapshot(dbs, false)
 	if during != nil {
 		during()
 	}
 	// The pause a snapshot costs writers, as Redis reports a fork's.
 	sh.node.stats.lastFreezeUsec = time.Since(start).Microseconds()
-	return sn
+	return sn, nil
+}
+
+// checkDBs reports an index in dbs that is no database, or one given
+// twice.
+func (sh *Shard) checkDBs(dbs []int) error {
+	for i, d := range dbs {
+		if d < 0 || d >= len(sh.dbs) {
+			return fmt.Errorf("server: no database %d, only %d configured (databases)", d, len(sh.dbs))
+		}
+		if slices.Contains(dbs[:i], d) {
+			return fmt.Errorf("server: database %d given twice", d)
+		}
+	}
+	return nil
+}
+
+// allDBs returns every database's index.
+func (sh *Shard) allDBs() []int {
+	all := make([]int, len(sh.dbs))
+	for i := range all {
+		all[i] = i
+	}
+	return all
 }
 
 // FreezeHeld takes a snapshot for a reader that holds the lock until it
 // is done (SAVE, the shutdown's save): nothing changes meanwhile, so it
 // reads the live values. Lock should be held.
-func (sh *Shard) FreezeHeld() *Snapshot { return sh.newSnapshot(true) }
+func (sh *Shard) FreezeHeld() *Snapshot { return sh.newSnapshot(sh.allDBs(), true) }
 
-// newSnapshot takes a snapshot. Lock should be held.
-func (sh *Shard) newSnapshot(held bool) *Snapshot {
+// newSnapshot takes a snapshot of the databases dbs, which no other
+// snapshot walks (unless held: it walks nothing beside the server). Lock
+// should be held.
+func (sh *Shard) newSnapshot(dbs []int, held bool) *Snapshot {
 	sn := &Snapshot{Time: sh.now(), Dirty: sh.dirty, shard: sh, held: held, walks: make([]*dbWalk, len(sh.dbs))}
 	if !held {
-		if sh.snap != nil {
-			sh.snap.closeLocked() // one at a time; the persister's scheduling keeps this from happening
-		}
 		sn.epoch = sh.epoch
 		sh.epoch++ // wraps after 4 billion snapshots: years of one a second
-		sh.snap = sn
 	}
-	for _, db := range sh.dbs {
+	for _, i := range slices.Sorted(slices.Values(dbs)) { // DBs in index order, as a file lists them
+		db := sh.dbs[i]
 		if len(db.keys) == 0 {
 			continue
 		}
 		sn.DBs = append(sn.DBs, SnapshotDB{Index: db.index, Keys: len(db.keys), Expires: len(db.expires)})
-		sn.walks[db.index] = &dbWalk{keys: db.keys, order: db.order}
+		w := &dbWalk{sn: sn, db: db, keys: db.keys, order: db.order}
+		sn.walks[db.index] = w
 		sn.running++
+		if !held {
+			db.walk = w
+		}
 	}
-	if sn.running == 0 && sh.snap == sn {
-		sh.snap = nil
+	if !held && sn.running > 0 {
+		sh.snap = append(sh.snap, sn)
 	}
 	return sn
 }
@@ -237,16 +328,41 @@ func (sn *Snapshot) takeSaved(w *dbWalk) []SnapshotEntry {
 	return saved
 }
 
-// endWalk ends a walk; after the last one, writers hand nothing over any
-// more. Lock should be held (or the snapshot held).
+// endWalk ends a walk; writers of its database hand it nothing any more.
+// Lock should be held (or the snapshot held).
 func (sn *Snapshot) endWalk(w *dbWalk) {
 	if w.done {
 		return
 	}
 	w.done = true
 	w.keys, w.order = nil, nil
-	if sn.running--; sn.running == 0 && sn.shard.snap == sn {
-		sn.shard.snap = nil
+	w.db.detach(w)
+	if sn.running--; sn.running == 0 {
+		sn.shard.forget(sn)
+	}
+}
+
+// detach stops writers of db handing values to w: its walk ended, or
+// went on over keys db no longer holds (Restore). Lock should be held.
+func (db *DB) detach(w *dbWalk) {
+	if db.walk == w {
+		db.walk = nil
+	}
+}
+
+// forget drops sn, whose walks have all ended, from the snapshots being
+// walked. Lock should be held.
+func (sh *Shard) forget(sn *Snapshot) {
+	sh.snap = slices.DeleteFunc(sh.snap, func(open *Snapshot) bool { return open == sn })
+	if len(sh.snap) == 0 {
+		sh.snap = nil // none: what persistBusy and the tests look for
+	}
+}
+
+// closeSnapshots closes every snapshot being walked. Lock should be held.
+func (sh *Shard) closeSnapshots() {
+	for _, sn := range slices.Clone(sh.snap) {
+		sn.closeLocked()
 	}
 }
 
@@ -274,16 +390,16 @@ func (sn *Snapshot) closeLocked() {
 }
 
 // willChange is called before key's object o in db changes or goes: if
-// the snapshot being walked still needs o's value, it gets it now. It
+// the snapshot walking db still needs o's value, it gets it now. It
 // costs one comparison once o has been written since the last snapshot
 // began. Lock should be held.
 func (sh *Shard) willChange(db *DB, key string, o *Object) {
 	if o.ver == sh.epoch {
 		return
 	}
-	if sn := sh.snap; sn != nil && o.ver <= sn.epoch && o.seen != sn.epoch && o.ver != sn.restoredVer {
-		o.seen = sn.epoch
-		if w := sn.walks[db.index]; w != nil && (o.expireAt == 0 || o.expireAt > sn.Time) {
+	if w := db.walk; w != nil && o.ver <= w.sn.epoch && o.seen != w.sn.epoch {
+		o.seen = w.sn.epoch
+		if o.expireAt == 0 || o.expireAt > w.sn.Time {
 			w.saved = append(w.saved, SnapshotEntry{Key: key, Value: frozenValue(o.value), ExpireAt: o.expireAt})
 		}
 	}

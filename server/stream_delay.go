@@ -3,7 +3,9 @@ package server
 import (
 	"container/heap"
 	"errors"
+	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/redstream/redstream/resp"
@@ -247,11 +249,16 @@ func (s *Server) delayTimerFired() {
 	s.releaseDelayed()
 }
 
-// resetDelays empties the index (a Restore replaced the keyspace) and
-// queues the streams with delayed entries that the new one holds, which
-// the restore collected as it built it. Lock should be held.
-func (sh *Shard) resetDelays(delayed []delayKey) {
-	sh.delays.items, sh.delays.at = nil, nil
+// resetDelays drops from the index the databases dbs (a Restore replaced
+// them) and queues the streams with delayed entries that the new ones
+// hold, which the restore collected as it built them. Lock should be
+// held.
+func (sh *Shard) resetDelays(dbs []int, delayed []delayKey) {
+	d := &sh.delays
+	replaced := func(k delayKey) bool { return slices.Contains(dbs, k.db) }
+	d.items = slices.DeleteFunc(d.items, func(it delayItem) bool { return replaced(it.k) })
+	heap.Init(&d.items)
+	maps.DeleteFunc(d.at, func(k delayKey, _ int64) bool { return replaced(k) })
 	for _, k := range delayed {
 		if o := sh.dbs[k.db].keys[k.key]; o != nil {
 			sh.noteDelayed(sh.dbs[k.db], k.key, o)
