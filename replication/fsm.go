@@ -102,10 +102,15 @@ func (f *fsm) clientAddrs() map[string]string {
 const snapshotMagic = "RSRAFT1"
 
 // Snapshot takes the keyspace copy-on-write (O(1); DESIGN principle 5);
-// Persist writes it while the server goes on.
+// Persist writes it while the server goes on. While a BGSAVE still walks
+// the keyspace it fails, and raft tries again at its next interval:
+// taking it would end the save's walk, leaving its file short of keys.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	addrs := f.clientAddrs()
-	snap := f.srv.Freeze(nil)
+	snap, err := f.srv.FreezeDBs(nil, nil)
+	if err != nil {
+		return nil, err
+	}
 	return &fsmSnapshot{snap: snap, addrs: addrs}, nil
 }
 

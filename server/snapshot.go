@@ -125,8 +125,8 @@ const walkChunk = 64
 // Freeze takes a snapshot of the node's shard (Shard.Freeze).
 func (s *Server) Freeze(during func()) *Snapshot { return s.shard.Freeze(during) }
 
-// FreezeDBs takes a snapshot of some of the node's shard's databases
-// (Shard.FreezeDBs).
+// FreezeDBs takes a snapshot of some of the node's shard's databases, or
+// of all (nil), unless another snapshot walks one (Shard.FreezeDBs).
 func (s *Server) FreezeDBs(dbs []int, during func()) (*Snapshot, error) {
 	return s.shard.FreezeDBs(dbs, during)
 }
@@ -153,13 +153,16 @@ func (sh *Shard) FreezeLocked(during func()) *Snapshot {
 	return sn
 }
 
-// FreezeDBs takes a snapshot of the databases dbs, to be read beside the
-// server as FreezeLocked's is. It fails with ErrSnapshotBusy, and takes
-// nothing, if another snapshot is still walking one of them; snapshots of
-// other databases go on.
+// FreezeDBs takes a snapshot of the databases dbs (nil: all of them), to
+// be read beside the server as FreezeLocked's is. It fails with
+// ErrSnapshotBusy, and takes nothing, if another snapshot is still walking
+// one of them; snapshots of other databases go on.
 func (sh *Shard) FreezeDBs(dbs []int, during func()) (*Snapshot, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if dbs == nil {
+		dbs = sh.allDBs()
+	}
 	return sh.freezeLocked(dbs, during)
 }
 
