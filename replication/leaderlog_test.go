@@ -115,15 +115,20 @@ type memNode struct {
 // startMemGroup starts three Raft nodes on the in-memory transport.
 func startMemGroup(t *testing.T, opts ...func(*raft.Config)) []*memNode {
 	t.Helper()
+	return startRaftGroup(t, memTransports(3), opts...)
+}
+
+// memTransports are n in-memory transports, all connected.
+func memTransports(n int) []raft.Transport {
 	var inmem []*raft.InmemTransport
 	var trans []raft.Transport
-	for i := range 3 {
+	for i := range n {
 		_, tr := raft.NewInmemTransport(raft.ServerAddress(fmt.Sprintf("n%d", i)))
 		inmem = append(inmem, tr)
 		trans = append(trans, tr)
 	}
 	connectAll(inmem)
-	return startRaftGroup(t, trans, opts...)
+	return trans
 }
 
 // startRaftGroup starts one Raft node on each transport, with in-memory

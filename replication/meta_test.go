@@ -17,16 +17,8 @@ import (
 
 func startMetaGroup(t *testing.T) []*memNode {
 	t.Helper()
-	var inmem []*raft.InmemTransport
-	var trans []raft.Transport
-	for i := range 3 {
-		_, tr := raft.NewInmemTransport(raft.ServerAddress(fmt.Sprintf("n%d", i)))
-		inmem = append(inmem, tr)
-		trans = append(trans, tr)
-	}
-	connectAll(inmem)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return startFSMGroup(t, trans, func() raft.FSM { return newMetaFSM(logger) })
+	return startFSMGroup(t, memTransports(3), func() raft.FSM { return newMetaFSM(logger) })
 }
 
 func metaOf(n *memNode) *metaGroup {
