@@ -188,10 +188,17 @@ func helloCommand(x *Ctx) {
 	w.Int(int64(c.out.Proto))
 	w.BulkString("id")
 	w.Int(c.id)
+	mode, role := "standalone", "master"
+	if cl := x.s.cluster; cl != nil {
+		mode = "cluster"
+		if !cl.Leading() {
+			role = "replica"
+		}
+	}
 	w.BulkString("mode")
-	w.BulkString("standalone")
+	w.BulkString(mode)
 	w.BulkString("role")
-	w.BulkString("master")
+	w.BulkString(role)
 	w.BulkString("modules")
 	w.Array(0)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,8 @@ var serverSpecs = []spec{
 		summary: "Returns helpful text about the different subcommands.", run: configHelpCommand},
 	{name: "info", arity: -1, flags: "loading stale", group: "server", since: "1.0.0",
 		syntax: "[section [section ...]]", summary: "Returns information and statistics about the server.", run: infoCommand},
+	{name: "role", arity: 1, flags: "noscript loading stale fast", group: "server", since: "2.8.12",
+		summary: "Returns the replication role.", run: roleCommand},
 	{name: "time", arity: 1, flags: "loading stale fast", group: "server", since: "2.6.0",
 		summary: "Returns the server time.", run: timeCommand},
 	{name: "dbsize", arity: 1, flags: "readonly fast", group: "server", since: "1.0.0",
@@ -564,4 +567,49 @@ func slowlogHelpCommand(x *Ctx) {
 		"LEN", "    Return the length of the slowlog.",
 		"RESET", "    Reset the slowlog.",
 	})
+}
+
+// roleCommand answers ROLE as a Redis primary or replica would. A node
+// outside a cluster is a master with no replicas. In a cluster the
+// group's leader is the master, its followers listed with their Raft
+// match index as the acknowledged offset (INFO replication's slaveN
+// offset), and a follower is a slave of the leader: "connected" while it
+// knows one, "connect" while an election runs. Offsets are Raft log
+// indexes.
+func roleCommand(x *Ctx) {
+	w := x.w
+	if x.s.cluster == nil {
+		w.Array(3)
+		w.BulkString("master")
+		w.Int(0)
+		w.Array(0)
+		return
+	}
+	v := viewCluster(x.s, x.s.cluster)
+	st := v.status
+	if st.Role == "leader" {
+		w.Array(3)
+		w.BulkString("master")
+		w.Int(int64(st.LastIndex))
+		w.Array(len(st.Followers))
+		for _, f := range st.Followers {
+			host, port := hostPort(f.Addr)
+			w.Array(3)
+			w.BulkString(host)
+			w.BulkString(strconv.Itoa(port))
+			w.BulkString(strconv.FormatUint(f.MatchIndex, 10))
+		}
+		return
+	}
+	host, port, state := "", 0, "connect"
+	if v.leader != nil {
+		host, port = hostPort(v.leader.Addr)
+		state = "connected"
+	}
+	w.Array(5)
+	w.BulkString("slave")
+	w.BulkString(host)
+	w.Int(int64(port))
+	w.BulkString(state)
+	w.Int(int64(st.LastIndex))
 }

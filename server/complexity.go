@@ -148,6 +148,7 @@ var complexities = map[string]string{
 	"slowlog|len":   "O(1)",
 	"slowlog|reset": "O(N) where N is the number of entries in the slow log",
 	"strlen":        "O(1)",
+	"role":          "O(1)",
 	"time":          "O(1)",
 	"touch":         "O(N) where N is the number of keys",
 	"ttl":           "O(1)",

@@ -28,6 +28,7 @@ func TestClusterClientRouting(t *testing.T) {
 	c := StartCluster(t)
 	leader := c.WaitSettled()
 	followers := c.Others(leader)
+	checkRole(t, c, leader)
 	clients := []routingClient{goRedisRouting(t, followers[0]), rueidisRouting(t, followers)}
 	if _, err := exec.LookPath("redis-cli"); err == nil {
 		clients = append(clients, cliRouting(t, c))
@@ -38,6 +39,33 @@ func TestClusterClientRouting(t *testing.T) {
 	c.Kill(leader)
 	c.WaitSettled()
 	checkRouting(t, clients, "after")
+}
+
+// checkRole checks ROLE on every node: the leader is the master and
+// lists the two followers, each follower names the leader as its master.
+func checkRole(t *testing.T, c *TestCluster, leader *ClusterNode) {
+	t.Helper()
+	r := c.must(leader, "ROLE")
+	if len(r.Elems) != 3 || r.Elems[0].Str != "master" || r.Elems[1].Type != ':' || r.Elems[1].Int < 1 || len(r.Elems[2].Elems) != 2 {
+		t.Fatalf("ROLE on the leader: %s, want master, its last index and two replicas", r)
+	}
+	for _, f := range c.Others(leader) {
+		want := fmt.Sprintf(`*5[$"slave" $"127.0.0.1" :%d $"connected"`, leader.Port)
+		if r := c.must(f, "ROLE"); !strings.HasPrefix(r.String(), want) || r.Elems[4].Type != ':' {
+			t.Fatalf("ROLE on follower %s: %s, want %s and an offset", f.Name, r, want)
+		}
+	}
+	// HELLO's mode and role, as Redis Cluster's nodes answer them.
+	for _, n := range c.Nodes {
+		role := "replica"
+		if n == leader {
+			role = "master"
+		}
+		want := fmt.Sprintf(`$"mode" $"cluster" $"role" $"%s"`, role)
+		if r := c.must(n, "HELLO", "3"); !strings.Contains(r.String(), want) {
+			t.Fatalf("HELLO 3 on %s: %s, want %s", n.Name, r, want)
+		}
+	}
 }
 
 // checkRouting has each client write a key and read it back. A client

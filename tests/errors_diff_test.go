@@ -208,6 +208,7 @@ func TestDiffServer(t *testing.T) {
 		{cmd: "COMMAND LIST FILTERBY FOO bar"}, {cmd: "COMMAND LIST FOO"},
 		{cmd: "DBSIZE x"}, {cmd: "FLUSHDB foo"}, {cmd: "FLUSHALL ASYNC"}, {cmd: "FLUSHALL SYNC"},
 		{cmd: "SHUTDOWN ABORT"}, {cmd: "SHUTDOWN FOO"}, {cmd: "TIME x"}, {cmd: "INFO nosuchsection"},
+		{cmd: "ROLE"}, {cmd: "ROLE x"},
 	})
 }
 
