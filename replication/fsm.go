@@ -16,18 +16,24 @@ import (
 	"github.com/redstream/redstream/server"
 )
 
-// fsm is the group's state machine on this node: the server's keyspace
-// (writes, server.ApplyEntry) and the members' client addresses.
+// fsm is a data group's state machine on this node: the group's
+// database in the server's keyspace (writes, server.ApplyEntryAt) and the
+// members' client addresses.
 type fsm struct {
 	srv    *server.Server
 	logger *slog.Logger
+	db     int // the group's database: its records, snapshots and restores
 
 	mu    sync.Mutex
 	addrs map[string]string // member ID → client host:port
 }
 
-func newFSM(srv *server.Server, logger *slog.Logger) *fsm {
-	return &fsm{srv: srv, logger: logger, addrs: map[string]string{}}
+// newFSM is the state machine of the group whose state is database 0.
+func newFSM(srv *server.Server, logger *slog.Logger) *fsm { return newGroupFSM(srv, logger, 0) }
+
+// newGroupFSM is the state machine of a group whose state is database db.
+func newGroupFSM(srv *server.Server, logger *slog.Logger, db int) *fsm {
+	return &fsm{srv: srv, logger: logger, db: db, addrs: map[string]string{}}
 }
 
 // memberChange is an 'M' entry: a member's client address, recorded in
@@ -55,7 +61,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		var err error
 		switch l.Data[0] {
 		case 'P':
-			err = f.srv.ApplyEntry(l.Data)
+			err = f.srv.ApplyEntryAt(f.db, l.Data)
 		case 'M':
 			err = f.applyMember(l.Data[1:])
 		default:
@@ -93,21 +99,23 @@ func (f *fsm) clientAddrs() map[string]string {
 	return maps.Clone(f.addrs)
 }
 
-// A Raft snapshot is the members' addresses, then the keyspace as an RDB
-// file, the same bytes SAVE writes:
+// A Raft snapshot is the members' addresses, then the group's database
+// as an RDB file (its SELECTDB names the database; the same bytes SAVE
+// writes for that database):
 //
 //	+-----------+---------------+----------------------+------------+
 //	| "RSRAFT1" | uint32 BE len | members (JSON, len)  | RDB file   |
 //	+-----------+---------------+----------------------+------------+
 const snapshotMagic = "RSRAFT1"
 
-// Snapshot takes the keyspace copy-on-write (O(1); DESIGN principle 5);
-// Persist writes it while the server goes on. While a BGSAVE still walks
-// the keyspace it fails, and raft tries again at its next interval:
-// taking it would end the save's walk, leaving its file short of keys.
+// Snapshot takes the group's database copy-on-write (O(1); DESIGN
+// principle 5), and nothing of other groups' databases; Persist writes it
+// while the server goes on. While a BGSAVE still walks the database it
+// fails, and raft tries again at its next interval: taking it would end
+// the save's walk, leaving its file short of keys.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	addrs := f.clientAddrs()
-	snap, err := f.srv.FreezeDBs(nil, nil)
+	snap, err := f.srv.FreezeDBs([]int{f.db}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -142,8 +150,10 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 
 func (s *fsmSnapshot) Release() { s.snap.Close() }
 
-// Restore replaces all state with a snapshot's (raft.FSM): the keyspace
-// is built aside and swapped in whole (server.Restore).
+// Restore replaces all of the group's state with a snapshot's (raft.FSM):
+// its database is built aside and swapped in whole, the other databases
+// left as they are (server.RestoreDBs). A snapshot that holds another
+// database's keys is refused.
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	r := bufio.NewReaderSize(rc, 1<<16)
@@ -162,7 +172,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if err := json.Unmarshal(meta, &addrs); err != nil {
 		return fmt.Errorf("replication: snapshot members: %w", err)
 	}
-	err := f.srv.Restore(func(put server.Put) error {
+	err := f.srv.RestoreDBs([]int{f.db}, func(put server.Put) error {
 		_, err := persistence.ReadSnapshot(r, persistence.DecodeOptions{}, put, nil)
 		return err
 	})

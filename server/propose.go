@@ -390,14 +390,28 @@ func (s *Server) verifyThenRead(reads []pendingRead) {
 	s.loop.wake()
 }
 
-// ApplyEntry applies one committed entry (Cluster's state machine calls
-// it, in log order, on every node). On the node that proposed it, each
-// record's reply goes to the client waiting on it. An error means the
-// entry cannot be applied at all: the log is damaged.
-func (s *Server) ApplyEntry(data []byte) error {
+// ApplyEntry applies one committed entry of the group whose state is
+// database 0 (ApplyEntryAt).
+func (s *Server) ApplyEntry(data []byte) error { return s.ApplyEntryAt(0, data) }
+
+// ApplyEntryAt applies one committed entry (a group's state machine
+// calls it, in log order, on every node) to the group whose state starts
+// at database base: a record of database d is applied in database
+// base+d. Clients in cluster mode see database 0 only, so a group's
+// records carry 0 and land in the group's own database, whichever group
+// proposed them (replication/PARTITIONS.md §1). On the node that
+// proposed the entry, each record's reply goes to the client waiting on
+// it. An error means the entry cannot be applied at all: the log is
+// damaged.
+func (s *Server) ApplyEntryAt(base int, data []byte) error {
 	node, seq, protos, recs, err := parseEntry(data)
 	if err != nil {
 		return err
+	}
+	if base != 0 {
+		for i := range recs {
+			recs[i].DB += base
+		}
 	}
 	sh := s.shard
 	sh.mu.Lock()

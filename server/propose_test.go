@@ -559,3 +559,34 @@ func TestReplyOffSilencesATransaction(t *testing.T) {
 		t.Fatalf("LLEN = %q, want :2", got)
 	}
 }
+
+// A group's entries land in the group's own database: a record of
+// database 0 applied at base 2 is in database 2, and the other databases,
+// the proposer's reply included, are as before.
+func TestEntryAppliedInItsGroupsDatabase(t *testing.T) {
+	s, lc := newLogCluster(t)
+	a := connect(t, s)
+	a.write("RPUSH", "q", "x", "y")
+	e := lc.next(t)
+	if err := s.ApplyEntryAt(2, e.data); err != nil {
+		t.Fatal(err)
+	}
+	e.done <- nil
+	if got := a.readReply(); got != ":2\r\n" {
+		t.Fatalf("RPUSH answered %q, want :2", got)
+	}
+	f := newTestServer(t, nil) // a follower of that group
+	f.SetCluster(threeNodes(nodeB))
+	if err := f.ApplyEntryAt(2, e.data); err != nil {
+		t.Fatal(err)
+	}
+	want := "db2 \"q\" exp=0 list [\"x\" \"y\" ]\n"
+	for name, srv := range map[string]*Server{"leader": s, "follower": f} {
+		if got := dump(srv); got != want {
+			t.Errorf("%s keyspace:\n%s\nwant:\n%s", name, got, want)
+		}
+	}
+	if err := f.ApplyEntryAt(len(f.shard.dbs), e.data); err == nil {
+		t.Error("an entry for a database past the configured ones was applied")
+	}
+}
