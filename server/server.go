@@ -67,8 +67,12 @@ type Server struct {
 	persistInfo func() []InfoField
 	persist     Persister
 	codec       Codec
-	cluster     Cluster  // the node's Raft group; nil: it runs alone (cluster.go)
-	prop        proposer // cluster mode's proposals; guarded by shard.mu (propose.go)
+	cluster     Cluster  // the node's first Raft group; nil: it runs alone (cluster.go)
+	// The groups this node hosts and the group of each slot (groups.go);
+	// guarded by shard.mu.
+	groups    []*clusterGroup
+	slotGroup []*clusterGroup
+	seq       uint64 // the last entry this node proposed to any group (propose.go)
 	runID       string
 	started     time.Time
 	nextID      atomic.Int64
@@ -294,7 +298,7 @@ func (s *Server) cron() {
 		s.shard.mu.Lock()
 		if s.cluster == nil {
 			s.activeExpire()
-		} else if s.cluster.Leading() {
+		} else {
 			s.proposeExpiries()
 		}
 		s.sweepAged()
