@@ -19,7 +19,7 @@ import (
 	"github.com/redstream/redstream/server"
 )
 
-// Config is what a node needs to join its group.
+// Config is what a node needs to join its groups.
 type Config struct {
 	Dir         string        // the node's data directory; Raft keeps its state under Dir/raft
 	BindAddr    string        // host:port Raft traffic listens on (cluster-port)
@@ -119,15 +119,10 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 
 // OpenGroup starts this node's voter of group id, with machine as its
 // state machine, its state in Dir/raft/groups/<id> and its traffic on
-// the node's Raft port. A fresh group has no configuration yet:
-// Bootstrap it, or have its leader add this node. Closing the node closes
-// the group.
+// the node's Raft port (a node given Config.Transport has none, and opens
+// no other group). A fresh group has no configuration yet: Bootstrap it,
+// or have its leader add this node. Closing the node closes the group.
 func (n *Node) OpenGroup(id uint16, machine raft.FSM) (*Group, error) {
-	return n.openGroup(id, machine, nil)
-}
-
-// openGroup is OpenGroup over trans, if set, instead of the Raft port.
-func (n *Node) openGroup(id uint16, machine raft.FSM, trans raft.Transport) (*Group, error) {
 	if id == mainGroup || id == forwardGroup {
 		return nil, fmt.Errorf("replication: group %d is not one OpenGroup opens", id)
 	}
@@ -144,7 +139,7 @@ func (n *Node) openGroup(id uint16, machine raft.FSM, trans raft.Transport) (*Gr
 	n.mu.Unlock()
 	g := newGroup(id, filepath.Join(n.cfg.Dir, "raft", "groups", strconv.Itoa(int(id))), n.self,
 		n.logger.With("group", id))
-	err := g.open(n.cfg, machine, n.mux, trans)
+	err := g.open(n.cfg, machine, n.mux, nil)
 	n.mu.Lock()
 	delete(n.opening, id)
 	closed := n.closed
