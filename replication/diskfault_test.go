@@ -97,7 +97,7 @@ func startDiskFault(t *testing.T, snapshots int, opts ...func(*Config)) *diskFau
 	f.hist.write(t, f.nodes, 40)
 	for range snapshots {
 		waitSameDigest(t, f.nodes)
-		if err := f.victim.node.raft.Snapshot().Error(); err != nil {
+		if err := f.victim.node.main.raft.Snapshot().Error(); err != nil {
 			t.Fatal(err)
 		}
 		f.hist.write(t, f.nodes, 40)
@@ -130,7 +130,7 @@ func (f *diskFault) resynced(t *testing.T) {
 		if leader == back.node {
 			return nil
 		}
-		return leader.raft.LeadershipTransferToServer(raft.ServerID(self.ID), raft.ServerAddress(self.BusAddr)).Error()
+		return leader.main.TransferLeadership(self.ID)
 	})
 	waitFor(t, "the restarted node to lead", back.node.Leading)
 	f.hist.write(t, f.nodes, 10)

@@ -1,7 +1,26 @@
-// Package replication makes a redstream node one voter of a Raft group
+// Package replication makes a redstream node a voter of Raft groups
 // (hashicorp/raft), so that a write is acknowledged only once a majority
-// of the group holds it durably, and losing any one node of three loses
+// of its group holds it durably, and losing any one node of three loses
 // nothing acknowledged.
+//
+// # Groups on a node
+//
+// A Node is what a process has once: its ID, its one Raft port (the Mux,
+// mux.go, which every group's traffic shares) and the server. Each group
+// it hosts is a Group (group.go): one raft instance with its own log,
+// snapshots, transport (its stream of the Mux), leadership watch and
+// heartbeat tracking, all timed from cluster-node-timeout alike. The
+// groups differ only in their directory and their state machine. The main
+// group, group 1, applies to the server's keyspace (fsm.go) and is what
+// the Node's server.Cluster methods report and propose to; its files are
+// directly under DIR/raft (wal/, snapshots/), where a node of one group
+// has always kept them. Node.OpenGroup opens any other group, with its
+// files under DIR/raft/groups/<id>/; its voters are bootstrapped all at
+// once (Group.Bootstrap) or added by its leader, and its leader can hand
+// leadership to a given voter (Group.TransferLeadership), as balancing
+// leaders over nodes needs. Closing the node closes every group. The
+// metadata group (meta.go, group 0) is such a group too, not yet opened
+// by the node. The rest of this page describes one group, the main one.
 //
 // # A write's way
 //
@@ -141,7 +160,8 @@
 // from the leader. Any other damage refuses the start with ErrDamaged,
 // naming the file and offset and what to do: remove the node from the
 // group, empty DIR/raft, add it again; it then catches up from the
-// others. A node never votes or leads with a hole in its log.
+// others. A node never votes or leads with a hole in its log. Each group
+// checks its own directory the same way when it opens.
 //
 // # Membership
 //

@@ -105,7 +105,7 @@ func TestMembershipChangesUnderLoad(t *testing.T) {
 	// One is away while the leader compacts past what it has.
 	away := group.follower(t)
 	away.stop()
-	last := away.node.raft.LastIndex()
+	last := away.node.main.raft.LastIndex()
 	leader := leaderOf(t, group.list())
 	compactPast(t, leader, last+1, load)
 	back := startNodeOn(t, away.dir, away.port, away.busPort, smallLog)
@@ -131,10 +131,10 @@ func compactPast(t *testing.T, leader *testNode, index uint64, load *writeLoad) 
 	t.Helper()
 	for range 50 {
 		load.waitProgress(t, 50)
-		if err := leader.node.raft.Snapshot().Error(); err != nil {
+		if err := leader.node.main.raft.Snapshot().Error(); err != nil {
 			t.Fatal(err)
 		}
-		if leader.node.log.GetLog(index, &raft.Log{}) != nil {
+		if leader.node.main.log.GetLog(index, &raft.Log{}) != nil {
 			return
 		}
 	}

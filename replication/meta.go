@@ -101,10 +101,24 @@ func (s metaSnapshot) Persist(sink raft.SnapshotSink) error {
 
 func (s metaSnapshot) Release() {}
 
-// metaGroup is this node's voter of the metadata group.
+// metaGroup is this node's voter of the metadata group: a Group whose
+// state machine is a metaFSM.
 type metaGroup struct {
-	raft *raft.Raft
-	fsm  *metaFSM
+	*Group
+	fsm *metaFSM
+}
+
+// openMetaGroup opens this node's voter of the metadata group, under
+// Dir/raft/groups/0 like any other group. Open does not call it yet: the
+// node does not take part in the metadata group until the cluster map is
+// wired in (PARTITIONS.md §4).
+func (n *Node) openMetaGroup() (*metaGroup, error) {
+	f := newMetaFSM(n.logger.With("group", metaGroupID))
+	g, err := n.OpenGroup(metaGroupID, f)
+	if err != nil {
+		return nil, err
+	}
+	return &metaGroup{Group: g, fsm: f}, nil
 }
 
 // forwardMetaOp is the forwarded request that proposes a cluster map op
@@ -126,11 +140,11 @@ func (g *metaGroup) propose(op slotmap.Op, timeout time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", errMapRefused, err)
 	}
-	f := g.raft.Apply(b, timeout)
-	if err := f.Error(); err != nil {
+	resp, err := g.Propose(b, timeout)
+	if err != nil {
 		return err
 	}
-	if err, _ := f.Response().(error); err != nil {
+	if err, _ := resp.(error); err != nil {
 		return fmt.Errorf("%w: %w", errMapRefused, err)
 	}
 	return nil

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/redstream/redstream/replication/slotmap"
+	"github.com/redstream/redstream/server"
 )
 
 func startMetaGroup(t *testing.T) []*memNode {
@@ -21,8 +23,11 @@ func startMetaGroup(t *testing.T) []*memNode {
 	return startFSMGroup(t, memTransports(3), func() raft.FSM { return newMetaFSM(logger) })
 }
 
+// metaOf is the metadata group's voter on a node of startMetaGroup: a
+// Group around the raft instance the test started, which is all that
+// propose and proposeAnywhere use.
 func metaOf(n *memNode) *metaGroup {
-	return &metaGroup{raft: n.raft, fsm: n.machine.(*metaFSM)}
+	return &metaGroup{Group: &Group{raft: n.raft}, fsm: n.machine.(*metaFSM)}
 }
 
 // mapNode is a cluster map node numbered i.
@@ -163,61 +168,92 @@ func (s *memSink) ID() string    { return "mem" }
 func (s *memSink) Cancel() error { s.cancelled = true; return nil }
 func (s *memSink) Close() error  { return nil }
 
-// startMetaOverMux runs the metadata group on three nodes' Raft ports,
-// each also answering forwarded requests, and returns the nodes with the
-// forward stream of each.
-func startMetaOverMux(t *testing.T) ([]*memNode, []*GroupStream) {
+// startMetaOnNodes runs the metadata group on three nodes (openMetaGroup,
+// on their Raft ports), each also answering forwarded requests, and
+// returns each node's voter and forward stream.
+func startMetaOnNodes(t *testing.T) ([]*metaGroup, []*GroupStream) {
 	t.Helper()
-	muxes := startMuxes(t, 3, io.Discard)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	nodes := startFSMGroup(t, groupTransports(t, muxes, metaGroupID), func() raft.FSM { return newMetaFSM(logger) })
+	var nodes []*testNode
+	var voters []server.ClusterMember
+	for range 3 {
+		n := startNode(t, t.TempDir(), freePort(t))
+		nodes = append(nodes, n)
+		voters = append(voters, n.node.Self())
+	}
+	var groups []*metaGroup
 	var streams []*GroupStream
-	for i, m := range muxes {
-		s, err := m.Group(forwardGroup)
+	for _, n := range nodes {
+		g, err := n.node.openMetaGroup()
 		if err != nil {
 			t.Fatal(err)
 		}
-		go serveForwards(s, map[byte]forwardHandler{forwardMetaOp: metaOf(nodes[i]).handleForwarded}, logger)
+		if err := g.Bootstrap(voters); err != nil {
+			t.Fatal(err)
+		}
+		s, err := n.node.mux.Group(forwardGroup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go serveForwards(s, map[byte]forwardHandler{forwardMetaOp: g.handleForwarded}, n.node.logger)
+		groups = append(groups, g)
 		streams = append(streams, s)
 	}
-	return nodes, streams
+	return groups, streams
+}
+
+// metaLeader waits for one of groups to lead.
+func metaLeader(t *testing.T, groups []*metaGroup) int {
+	t.Helper()
+	leader := -1
+	waitFor(t, "a metadata leader", func() bool {
+		for i, g := range groups {
+			if g.Leading() {
+				leader = i
+				return true
+			}
+		}
+		return false
+	})
+	return leader
 }
 
 // A map change asked of a node that does not lead the metadata group is
 // forwarded to the one that does: the op commits everywhere, and a
 // refusal comes back as the map's refusal.
 func TestMetaOpsForwardToTheLeader(t *testing.T) {
-	nodes, streams := startMetaOverMux(t)
-	leader := memLeader(t, nodes)
-	var follower int
-	for i, n := range nodes {
-		if n != leader {
-			follower = i
-			break
-		}
-	}
-	g := metaOf(nodes[follower])
+	groups, streams := startMetaOnNodes(t)
+	leader := metaLeader(t, groups)
+	follower := (leader + 1) % len(groups)
+	g := groups[follower]
 	for i := 1; i <= 2; i++ {
 		if err := g.proposeAnywhere(streams[follower], slotmap.Op{Kind: slotmap.OpAddNode, Node: mapNode(i)}, 10*time.Second); err != nil {
 			t.Fatalf("AddNode %d from a follower: %v", i, err)
 		}
 	}
-	want := metaOf(leader).fsm.current()
+	want := groups[leader].fsm.current()
 	if len(want.Nodes()) != 2 {
 		t.Fatalf("the leader's map has %d nodes, want 2", len(want.Nodes()))
 	}
-	waitSameMap(t, nodes, want)
+	for i, m := range groups {
+		waitFor(t, fmt.Sprintf("node %d's map at epoch %d", i, want.Epoch), func() bool {
+			return bytes.Equal(m.fsm.current().Encode(), want.Encode())
+		})
+	}
 
 	err := g.proposeAnywhere(streams[follower], slotmap.Op{Kind: slotmap.OpAddNode, Node: mapNode(1)}, 10*time.Second)
 	if !errors.Is(err, errMapRefused) || strings.Count(err.Error(), "cluster map") != 1 {
 		t.Fatalf("adding a known node again from a follower: %v, want the map's refusal", err)
 	}
 	// A kind the other node does not serve is refused with its reason.
-	addr, _ := nodes[follower].raft.LeaderWithID()
+	addr, _ := g.raft.LeaderWithID()
 	_, err = forward(streams[follower], addr, 99, nil, 5*time.Second)
 	var fe *ForwardError
 	if !errors.As(err, &fe) || !strings.Contains(fe.Text, "kind 99") {
 		t.Fatalf("an unknown kind: %v", err)
+	}
+	if files, _ := filepath.Glob(filepath.Join(groups[0].dir, "wal", "*.wal")); len(files) == 0 ||
+		filepath.Base(groups[0].dir) != "0" {
+		t.Fatalf("the metadata group's log is not under Dir/raft/groups/0: %s holds %v", groups[0].dir, files)
 	}
 }
 

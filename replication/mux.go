@@ -40,10 +40,6 @@ type Mux struct {
 	done   chan struct{} // closed when the accept loop has returned
 }
 
-// soleGroup is the group number of a node's one group while a node hosts
-// one (issue 14 adds others).
-const soleGroup uint16 = 1
-
 // muxMagic opens every connection's preamble.
 var muxMagic = [2]byte{'R', 'G'}
 

@@ -10,21 +10,16 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
-	wal "github.com/hashicorp/raft-wal"
-	"github.com/hashicorp/raft-wal/fs"
-	"github.com/hashicorp/raft-wal/metadb"
-	"github.com/hashicorp/raft-wal/segment"
 	"github.com/redstream/redstream/server"
 )
 
-// Config is what a node needs to join its group.
+// Config is what a node needs to join its groups.
 type Config struct {
 	Dir         string        // the node's data directory; Raft keeps its state under Dir/raft
 	BindAddr    string        // host:port Raft traffic listens on (cluster-port)
@@ -44,35 +39,36 @@ type Config struct {
 	walSegmentSize int
 }
 
-// Node is a redstream node's membership of its Raft group: the raft
-// instance, its log and snapshots, and the state machine that applies
-// committed entries to the server's keyspace. It implements
-// server.Cluster.
+// Node is a redstream node's membership of Raft groups. It holds what
+// the process has once: the node's ID, its Raft port (the Mux every
+// group's traffic shares), the server and the logger. Each group it
+// hosts is a Group, keyed by group number. The main group (mainGroup,
+// under Dir/raft) has the server's keyspace as its state machine, and
+// the server.Cluster methods Node implements are that group's; OpenGroup
+// adds others.
 type Node struct {
 	srv    *server.Server
-	raft   *raft.Raft
 	fsm    *fsm
-	log    *wal.WAL
-	meta   *metadb.BoltMetaDB
-	trans  raft.Transport
 	mux    *Mux // the node's Raft port, nil with an injected Transport
+	cfg    Config
 	self   server.ClusterMember
 	logger *slog.Logger
 
-	leading atomic.Bool // leader, and every earlier term's entry applied (Barrier)
-	// unheard holds, for each follower the leader's heartbeats fail to
-	// reach, when it last answered (INFO replication's lag).
-	unheardMu sync.Mutex
-	unheard   map[raft.ServerID]time.Time
-	observer  *raft.Observer
-	notify    chan bool
-	done      chan struct{}
-	wg        sync.WaitGroup
+	main    *Group // groups[mainGroup]
+	mu      sync.Mutex
+	groups  map[uint16]*Group // the open groups
+	opening map[uint16]bool   // groups being opened
+	closed  bool
 }
 
-// Open starts srv's node of its group from cfg.Dir: a fresh directory
-// makes a node of no group yet (CLUSTER BOOTSTRAP or ADDNODE on a leader
-// makes it a member); an existing one resumes where it stopped.
+// mainGroup is the number of the group whose state machine is the
+// server's keyspace: every key's group until partitioning spreads keys
+// over groups (issue 14, PARTITIONS.md).
+const mainGroup uint16 = 1
+
+// Open starts srv's node from cfg.Dir, with its main group: a fresh
+// directory makes a node of no group yet (CLUSTER BOOTSTRAP or ADDNODE on
+// a leader makes it a member); an existing one resumes where it stopped.
 func Open(cfg Config, srv *server.Server) (*Node, error) {
 	dir := filepath.Join(cfg.Dir, "raft")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -82,105 +78,90 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkLog(filepath.Join(dir, "wal"), dir); err != nil {
-		return nil, err
-	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
 	n := &Node{
-		srv:    srv,
-		self:   server.ClusterMember{ID: id, Addr: cfg.ClientAddr, BusAddr: cfg.BusAddr, Self: true},
-		logger: logger,
-		notify: make(chan bool, 16),
-		done:   make(chan struct{}),
+		srv:     srv,
+		cfg:     cfg,
+		self:    server.ClusterMember{ID: id, Addr: cfg.ClientAddr, BusAddr: cfg.BusAddr, Self: true},
+		logger:  logger,
+		groups:  map[uint16]*Group{},
+		opening: map[uint16]bool{},
 	}
 	n.fsm = newFSM(srv, logger)
+	// The main group's files are directly under Dir/raft, where a node
+	// of a single group has always kept them.
+	n.main = newGroup(mainGroup, dir, n.self, logger)
+	n.main.onLeading = srv.LeadershipChanged
+	n.main.addrs = n.fsm.clientAddrs
+	n.groups[mainGroup] = n.main
 	srv.SetCluster(n) // before Raft starts: its first applies reach the server
-	if err := os.MkdirAll(filepath.Join(dir, "wal"), 0o755); err != nil {
-		return nil, err
-	}
-	// raft-wal v0.4.0's Close leaves its metadata DB open (and locked):
-	// the node keeps a handle to close it itself, so a node can restart
-	// in the same process.
-	n.meta = &metadb.BoltMetaDB{}
-	walDir := filepath.Join(dir, "wal")
-	n.log, err = wal.Open(walDir, wal.WithMetaStore(n.meta),
-		wal.WithSegmentFiler(segment.NewFiler(walDir, walFS{fs.New()})),
-		wal.WithSegmentSize(cfg.walSegmentSize), wal.WithLogger(hcLogger(logger, "wal")))
-	if err != nil {
-		return nil, fmt.Errorf("replication: opening the Raft log: %w", err)
-	}
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, hcLogger(logger, "snapshots"))
-	if err != nil {
-		n.closeStores()
-		return nil, err
-	}
-	if err := checkSnapshots(snaps, n.log, dir); err != nil {
-		n.closeStores()
-		return nil, err
-	}
-	n.trans = cfg.Transport
-	if n.trans == nil {
+	if cfg.Transport == nil {
 		advertise, err := net.ResolveTCPAddr("tcp", cfg.BusAddr)
 		if err != nil {
-			n.closeStores()
 			return nil, fmt.Errorf("replication: cluster bus address %q: %w", cfg.BusAddr, err)
 		}
 		n.mux, err = ListenMux(cfg.BindAddr, advertise, logger)
 		if err != nil {
-			n.closeStores()
 			return nil, fmt.Errorf("replication: listening for Raft traffic on %s: %w", cfg.BindAddr, err)
 		}
-		stream, err := n.mux.Group(soleGroup)
-		if err != nil {
-			n.closeStores()
-			return nil, err
-		}
-		// MaxRPCsInFlight 1: no pipelined replication. hashicorp/raft's
-		// pipeline can deadlock once a follower's answer is a failure
-		// (a timeout across a partition, a higher term after it): its
-		// sender waits on the decoder, which waits on a consumer that
-		// has returned. The replication goroutine then never ends, so
-		// the follower gets no more entries and Shutdown never returns
-		// (hashicorp/raft#612; tests/cluster_partition_test.go hit it).
-		// raft's own notes find pipelining of little use with batching.
-		n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: stream,
-			MaxPool: 3, Timeout: 10 * time.Second, MaxRPCsInFlight: 1, Logger: hcLogger(logger, "transport")})
 	}
-	rc := raftConfig(cfg, id, logger)
-	rc.NotifyCh = n.notify
-	// A follower reads back every entry it applies, and a leader every
-	// entry it sends after its log writer has stored it: from the cache,
-	// not a pread each (followers -15% CPU per write, XADD 50 clients).
-	logs, err := raft.NewLogCache(1024, n.log)
-	if err != nil {
-		n.closeStores()
+	if err := n.main.open(cfg, n.fsm, n.mux, cfg.Transport); err != nil {
+		if n.mux != nil {
+			n.mux.Close()
+		}
 		return nil, err
 	}
-	n.raft, err = raft.NewRaft(rc, n.fsm, logs, n.log, snaps, n.trans)
-	if err != nil {
-		if closer, ok := n.trans.(io.Closer); ok {
-			closer.Close()
-		}
-		n.closeStores()
-		return nil, err
-	}
-	n.unheard = map[raft.ServerID]time.Time{}
-	events := make(chan raft.Observation, 64)
-	n.observer = raft.NewObserver(events, false, func(o *raft.Observation) bool {
-		switch o.Data.(type) {
-		case raft.FailedHeartbeatObservation, raft.ResumedHeartbeatObservation:
-			return true
-		}
-		return false
-	})
-	n.raft.RegisterObserver(n.observer)
-	n.wg.Add(2)
-	go n.watchLeadership()
-	go n.watchHeartbeats(events)
 	return n, nil
+}
+
+// OpenGroup starts this node's voter of group id, with machine as its
+// state machine, its state in Dir/raft/groups/<id> and its traffic on
+// the node's Raft port (a node given Config.Transport has none, and opens
+// no other group). A fresh group has no configuration yet: Bootstrap it,
+// or have its leader add this node. Closing the node closes the group.
+func (n *Node) OpenGroup(id uint16, machine raft.FSM) (*Group, error) {
+	if id == mainGroup || id == forwardGroup {
+		return nil, fmt.Errorf("replication: group %d is not one OpenGroup opens", id)
+	}
+	n.mu.Lock()
+	switch {
+	case n.closed:
+		n.mu.Unlock()
+		return nil, errors.New("replication: the node is closed")
+	case n.groups[id] != nil || n.opening[id]:
+		n.mu.Unlock()
+		return nil, fmt.Errorf("replication: group %d is already open", id)
+	}
+	n.opening[id] = true
+	n.mu.Unlock()
+	g := newGroup(id, filepath.Join(n.cfg.Dir, "raft", "groups", strconv.Itoa(int(id))), n.self,
+		n.logger.With("group", id))
+	err := g.open(n.cfg, machine, n.mux, nil)
+	n.mu.Lock()
+	delete(n.opening, id)
+	closed := n.closed
+	if err == nil && !closed {
+		n.groups[id] = g
+	}
+	n.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if closed { // Close ran while the group opened
+		g.close()
+		return nil, errors.New("replication: the node is closed")
+	}
+	return g, nil
+}
+
+// Group is the node's voter of group id, or nil if the node hosts none.
+func (n *Node) Group(id uint16) *Group {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.groups[id]
 }
 
 // raftConfig derives Raft's timing from cluster-node-timeout: a follower
@@ -248,95 +229,31 @@ func syncFile(path string) error {
 	return f.Sync()
 }
 
-// watchLeadership follows Raft's leadership changes. A new leader serves
-// only after a Barrier: every entry of earlier terms is applied, so its
-// keyspace holds every write acknowledged before it was elected.
-func (n *Node) watchLeadership() {
-	defer n.wg.Done()
-	for {
-		select {
-		case <-n.done:
-			return
-		case leader := <-n.notify:
-			if !leader {
-				n.setLeading(false)
-				continue
-			}
-			if err := n.raft.Barrier(0).Error(); err != nil {
-				n.logger.Warn("new leader could not apply its log; not serving", "err", err)
-				continue
-			}
-			if n.raft.State() == raft.Leader {
-				n.setLeading(true)
-			}
-		}
-	}
-}
-
-// watchHeartbeats notes which followers the leader cannot reach, and
-// since when.
-func (n *Node) watchHeartbeats(events <-chan raft.Observation) {
-	defer n.wg.Done()
-	for {
-		select {
-		case <-n.done:
-			return
-		case o := <-events:
-			n.unheardMu.Lock()
-			switch e := o.Data.(type) {
-			case raft.FailedHeartbeatObservation:
-				if _, ok := n.unheard[e.PeerID]; !ok {
-					n.unheard[e.PeerID] = e.LastContact
-				}
-			case raft.ResumedHeartbeatObservation:
-				delete(n.unheard, e.PeerID)
-			}
-			n.unheardMu.Unlock()
-		}
-	}
-}
-
-// lastContact is how long ago follower id last answered the leader: 0
-// while its heartbeats succeed.
-func (n *Node) lastContact(id string) time.Duration {
-	n.unheardMu.Lock()
-	defer n.unheardMu.Unlock()
-	if at, ok := n.unheard[raft.ServerID(id)]; ok {
-		return time.Since(at)
-	}
-	return 0
-}
-
-func (n *Node) setLeading(on bool) {
-	if n.leading.Swap(on) != on {
-		n.logger.Info("leadership changed", "leading", on, "term", n.raft.CurrentTerm())
-		n.srv.LeadershipChanged(on)
-	}
-}
-
-// Close stops the node: its Raft instance, log and transport.
+// Close stops the node: every group it hosts (their Raft instances,
+// logs and transports), then its Raft port.
 func (n *Node) Close() error {
-	n.raft.DeregisterObserver(n.observer)
-	err := n.raft.Shutdown().Error()
-	close(n.done)
-	n.wg.Wait()
-	n.setLeading(false)
-	if closer, ok := n.trans.(io.Closer); ok {
-		if cerr := closer.Close(); err == nil {
-			err = cerr
+	n.mu.Lock()
+	n.closed = true
+	groups := n.groups
+	n.groups = map[uint16]*Group{}
+	n.mu.Unlock()
+	var err error
+	for id, g := range groups {
+		if id != mainGroup {
+			if cerr := g.close(); err == nil {
+				err = cerr
+			}
 		}
 	}
-	if cerr := n.closeStores(); err == nil {
+	// The main group last: the server hears it stop leading once nothing
+	// else is running.
+	if cerr := n.main.close(); err == nil {
 		err = cerr
 	}
-	return err
-}
-
-// closeStores closes the Raft log and its metadata, and the Raft port.
-func (n *Node) closeStores() error {
-	err := errors.Join(n.log.Close(), n.meta.Close())
 	if n.mux != nil {
-		err = errors.Join(err, n.mux.Close())
+		if cerr := n.mux.Close(); err == nil {
+			err = cerr
+		}
 	}
 	return err
 }
@@ -344,73 +261,33 @@ func (n *Node) closeStores() error {
 // Self implements server.Cluster.
 func (n *Node) Self() server.ClusterMember {
 	m := n.self
-	m.Leader = n.leading.Load()
+	m.Leader = n.main.leading.Load()
 	return m
 }
 
-// Members implements server.Cluster: the voters of the latest
-// configuration, with the client addresses the group's log recorded.
-func (n *Node) Members() []server.ClusterMember {
-	cf := n.raft.GetConfiguration()
-	if cf.Error() != nil {
-		return nil
-	}
-	_, leader := n.raft.LeaderWithID()
-	addrs := n.fsm.clientAddrs()
-	var out []server.ClusterMember
-	for _, s := range cf.Configuration().Servers {
-		if s.Suffrage != raft.Voter {
-			continue
-		}
-		m := server.ClusterMember{ID: string(s.ID), BusAddr: string(s.Address), Addr: addrs[string(s.ID)],
-			Leader: s.ID == leader, Self: string(s.ID) == n.self.ID}
-		if m.Self {
-			m.Addr = n.self.Addr
-		}
-		out = append(out, m)
-	}
-	slices.SortFunc(out, func(a, b server.ClusterMember) int { return strings.Compare(a.ID, b.ID) })
-	return out
-}
+// Members implements server.Cluster: the main group's voters, with the
+// client addresses its log recorded.
+func (n *Node) Members() []server.ClusterMember { return n.main.Members() }
 
-// Status implements server.Cluster.
-func (n *Node) Status() server.ClusterStatus {
-	_, leader := n.raft.LeaderWithID()
-	st := server.ClusterStatus{
-		Role:         strings.ToLower(n.raft.State().String()),
-		Term:         n.raft.CurrentTerm(),
-		LeaderID:     string(leader),
-		CommitIndex:  n.raft.CommitIndex(),
-		AppliedIndex: n.raft.AppliedIndex(),
-		LastIndex:    n.raft.LastIndex(),
-	}
-	if matches := n.raft.MatchIndexes(); matches != nil {
-		for _, m := range n.Members() {
-			if !m.Self {
-				st.Followers = append(st.Followers, server.FollowerStatus{ID: m.ID, Addr: m.Addr,
-					MatchIndex: matches[raft.ServerID(m.ID)], LastContact: n.lastContact(m.ID)})
-			}
-		}
-	}
-	return st
-}
+// Status implements server.Cluster: the main group's.
+func (n *Node) Status() server.ClusterStatus { return n.main.Status() }
 
-// Leading implements server.Cluster.
-func (n *Node) Leading() bool {
-	return n.leading.Load() && n.raft.State() == raft.Leader
-}
+// Leading implements server.Cluster: whether this node leads the main
+// group.
+func (n *Node) Leading() bool { return n.main.Leading() }
 
 // Propose implements server.Cluster.
 func (n *Node) Propose(entry []byte) func() error {
-	f := n.raft.Apply(entry, 0)
+	wait := n.main.apply(entry, 0)
 	return func() error {
-		if err := f.Error(); err != nil {
+		resp, err := wait()
+		if err != nil {
 			if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrEnqueueTimeout) {
 				return fmt.Errorf("%w (%v)", server.ErrNotProposed, err)
 			}
 			return err
 		}
-		if err, ok := f.Response().(error); ok {
+		if err, ok := resp.(error); ok {
 			return err
 		}
 		return nil
@@ -418,16 +295,12 @@ func (n *Node) Propose(entry []byte) func() error {
 }
 
 // VerifyLeader implements server.Cluster.
-func (n *Node) VerifyLeader() error { return n.raft.VerifyLeader().Error() }
+func (n *Node) VerifyLeader() error { return n.main.VerifyLeader() }
 
-// Bootstrap implements server.Cluster: a fresh node becomes a group of
-// one and, once it leads, records its client address in the log.
+// Bootstrap implements server.Cluster: a fresh node becomes a main group
+// of one and, once it leads, records its client address in the log.
 func (n *Node) Bootstrap() error {
-	cfg := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: raft.ServerID(n.self.ID), Address: raft.ServerAddress(n.self.BusAddr)}}}
-	if err := n.raft.BootstrapCluster(cfg).Error(); err != nil {
-		if errors.Is(err, raft.ErrCantBootstrap) {
-			return errors.New("this node already has Raft state (it is, or was, in a group)")
-		}
+	if err := n.main.Bootstrap([]server.ClusterMember{n.self}); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -449,7 +322,7 @@ func (n *Node) AddNode(m server.ClusterMember) error {
 	if err := n.applyMember(memberChange{ID: m.ID, Addr: m.Addr}); err != nil {
 		return err
 	}
-	return n.raft.AddVoter(raft.ServerID(m.ID), raft.ServerAddress(m.BusAddr), 0, 0).Error()
+	return n.main.AddVoter(m)
 }
 
 // RemoveNode implements server.Cluster.
@@ -457,36 +330,30 @@ func (n *Node) RemoveNode(id string) error {
 	if !n.Leading() {
 		return errors.New("not the leader")
 	}
-	if err := n.raft.RemoveServer(raft.ServerID(id), 0, 0).Error(); err != nil {
+	if err := n.main.RemoveVoter(id); err != nil {
 		return err
 	}
 	return n.applyMember(memberChange{ID: id, Remove: true})
 }
 
 func (n *Node) applyMember(m memberChange) error {
-	f := n.raft.Apply(encodeMember(m), 10*time.Second)
-	if err := f.Error(); err != nil {
+	resp, err := n.main.Propose(encodeMember(m), 10*time.Second)
+	if err != nil {
 		return err
 	}
-	if err, ok := f.Response().(error); ok {
+	if err, ok := resp.(error); ok {
 		return err
 	}
 	return nil
 }
 
-// Replicas implements server.Cluster.
-func (n *Node) Replicas(index uint64) int {
-	count := 0
-	for id, match := range n.raft.MatchIndexes() {
-		if string(id) != n.self.ID && match >= index {
-			count++
-		}
-	}
-	return count
-}
+// Replicas implements server.Cluster: the main group's followers whose
+// logs hold index.
+func (n *Node) Replicas(index uint64) int { return n.main.replicas(index) }
 
-// Stats is hashicorp/raft's own view, for logs and debugging.
-func (n *Node) Stats() map[string]string { return n.raft.Stats() }
+// Stats is hashicorp/raft's own view of the main group, for logs and
+// debugging.
+func (n *Node) Stats() map[string]string { return n.main.raft.Stats() }
 
 // ensure the interface is met.
 var _ server.Cluster = (*Node)(nil)

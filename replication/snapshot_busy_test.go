@@ -26,7 +26,7 @@ func TestRaftSnapshotLeavesARunningSaveWhole(t *testing.T) {
 	}
 
 	save := leader.srv.Freeze(nil) // as BGSAVE takes it
-	if err := leader.node.raft.Snapshot().Error(); err == nil {
+	if err := leader.node.main.raft.Snapshot().Error(); err == nil {
 		t.Error("a Raft snapshot was taken while a save walked the keyspace")
 	}
 	n := 0
@@ -37,7 +37,7 @@ func TestRaftSnapshotLeavesARunningSaveWhole(t *testing.T) {
 	if n != keys {
 		t.Fatalf("the save's walk yielded %d keys, want %d", n, keys)
 	}
-	if err := leader.node.raft.Snapshot().Error(); err != nil {
+	if err := leader.node.main.raft.Snapshot().Error(); err != nil {
 		t.Fatalf("a Raft snapshot after the save: %v", err)
 	}
 }
