@@ -83,8 +83,8 @@ type Client struct {
 	// proposingTo is the group c's awaited proposals went to: a write to
 	// another group waits for their replies (proposable).
 	proposingTo *clusterGroup
-	stashed       [][]byte // the command read behind them, run once they are answered
-	readonly      bool     // READONLY: a follower serves its reads (stale) instead of redirecting
+	stashed     [][]byte // the command read behind them, run once they are answered
+	readonly    bool     // READONLY: a follower serves its reads (stale) instead of redirecting
 }
 
 type replyMode uint8
