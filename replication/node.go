@@ -123,6 +123,34 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 // no other group). A fresh group has no configuration yet: Bootstrap it,
 // or have its leader add this node. Closing the node closes the group.
 func (n *Node) OpenGroup(id uint16, machine raft.FSM) (*Group, error) {
+	return n.openGroup(id, machine, nil)
+}
+
+// HostDataGroup opens group id as one of the server's data groups
+// (server/groups.go): its state is database id-1 of the server (every
+// node maps a group to the same database, so its snapshots and restores
+// name the same one), its leadership changes reach the server, and the
+// server sends it the writes of the slots AssignSlots gives it. Its
+// members' client addresses are the main group's address book: a data
+// group's voters are nodes of the main group.
+func (n *Node) HostDataGroup(id uint16) (*Group, error) {
+	db := int(id) - 1
+	g, err := n.openGroup(id, newGroupFSM(n.srv, n.logger.With("group", id), db), func(g *Group) {
+		g.onLeading = func(leading bool) { n.srv.GroupLeadershipChanged(id, leading) }
+		g.addrs = n.fsm.clientAddrs
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := n.srv.HostGroup(id, db, dataGroup{g}); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// openGroup opens group id with machine; prepare, if set, sets the
+// group up before it starts.
+func (n *Node) openGroup(id uint16, machine raft.FSM, prepare func(*Group)) (*Group, error) {
 	if id == mainGroup || id == forwardGroup {
 		return nil, fmt.Errorf("replication: group %d is not one OpenGroup opens", id)
 	}
@@ -139,6 +167,9 @@ func (n *Node) OpenGroup(id uint16, machine raft.FSM) (*Group, error) {
 	n.mu.Unlock()
 	g := newGroup(id, filepath.Join(n.cfg.Dir, "raft", "groups", strconv.Itoa(int(id))), n.self,
 		n.logger.With("group", id))
+	if prepare != nil {
+		prepare(g)
+	}
 	err := g.open(n.cfg, machine, n.mux, nil)
 	n.mu.Lock()
 	delete(n.opening, id)
@@ -277,8 +308,11 @@ func (n *Node) Status() server.ClusterStatus { return n.main.Status() }
 func (n *Node) Leading() bool { return n.main.Leading() }
 
 // Propose implements server.Cluster.
-func (n *Node) Propose(entry []byte) func() error {
-	wait := n.main.apply(entry, 0)
+func (n *Node) Propose(entry []byte) func() error { return proposeEntry(n.main, entry) }
+
+// proposeEntry hands the server's entry to g (server.Cluster's Propose).
+func proposeEntry(g *Group, entry []byte) func() error {
+	wait := g.apply(entry, 0)
 	return func() error {
 		resp, err := wait()
 		if err != nil {
@@ -359,3 +393,17 @@ func (n *Node) Stats() map[string]string { return n.main.raft.Stats() }
 var _ server.Cluster = (*Node)(nil)
 
 var _ io.Closer = (*Node)(nil)
+
+// dataGroup is a data group as the server sees it (server.Cluster).
+// Membership is the cluster map's business, not the server's CLUSTER
+// commands': those act on the main group.
+type dataGroup struct{ *Group }
+
+var errDataGroupMembership = errors.New("replication: a data group's members change through the cluster map, not this command")
+
+func (d dataGroup) Self() server.ClusterMember         { return d.self }
+func (d dataGroup) Propose(entry []byte) func() error  { return proposeEntry(d.Group, entry) }
+func (d dataGroup) Bootstrap() error                   { return errDataGroupMembership }
+func (d dataGroup) AddNode(server.ClusterMember) error { return errDataGroupMembership }
+func (d dataGroup) RemoveNode(string) error            { return errDataGroupMembership }
+func (d dataGroup) Replicas(index uint64) int          { return d.replicas(index) }

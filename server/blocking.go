@@ -173,8 +173,8 @@ func (s *Server) serveKey(db *DB, key string) {
 			if budget == 0 {
 				break
 			}
-			if !b.inflight {
-				s.propose(c, b.argv, s.shard.now(), true) // served through the log
+			if g := s.groupOfDB(db.index); !b.inflight && g != nil {
+				s.propose(g, c, b.argv, s.shard.now(), true) // served through the log
 			}
 			budget--
 			continue

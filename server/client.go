@@ -80,8 +80,11 @@ type Client struct {
 	// awaitingOther counts those of awaiting that are not proposals: a
 	// write may queue behind proposals only.
 	awaitingOther int
-	stashed       [][]byte // the command read behind them, run once they are answered
-	readonly      bool     // READONLY: a follower serves its reads (stale) instead of redirecting
+	// proposingTo is the group c's awaited proposals went to: a write to
+	// another group waits for their replies (proposable).
+	proposingTo *clusterGroup
+	stashed     [][]byte // the command read behind them, run once they are answered
+	readonly    bool     // READONLY: a follower serves its reads (stale) instead of redirecting
 }
 
 type replyMode uint8

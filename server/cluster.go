@@ -72,8 +72,18 @@ type FollowerStatus struct {
 	LastContact time.Duration
 }
 
-// SetCluster puts the node in a Raft group; call it before Serve.
-func (s *Server) SetCluster(c Cluster) { s.cluster = c }
+// SetCluster puts the node in its first Raft group, which holds
+// database 0 and every slot until AssignSlots gives slots to other
+// groups (groups.go); call it before Serve.
+func (s *Server) SetCluster(c Cluster) {
+	s.cluster = c
+	g := &clusterGroup{id: firstGroup, cl: c}
+	s.groups = []*clusterGroup{g}
+	s.slotGroup = make([]*clusterGroup, numSlots)
+	for i := range s.slotGroup {
+		s.slotGroup[i] = g
+	}
+}
 
 const (
 	errCrossSlot = "CROSSSLOT Keys in request don't hash to the same slot"
@@ -83,28 +93,42 @@ const (
 
 // sameSlot reports whether argv's keys hash to one slot, and inside MULTI
 // to the slot of the keys queued before them, as Redis Cluster requires
-// of every multi-key command and transaction (one slot is one group's:
-// issue 14 splits slots over groups, and even one group refuses, so that
-// clients see the same rule on any cluster). A command queued in MULTI
-// sets the transaction's slot. Lock should be held.
-func (c *Client) sameSlot(cmd *Command, argv [][]byte) bool {
-	if cmd.First == 0 && cmd.Keys == nil {
-		return true
-	}
+// of every multi-key command and transaction (one slot is one group's),
+// and returns that slot (-1: no keys; outside MULTI, argv's own). A
+// command queued in MULTI sets the transaction's slot. Lock should be
+// held.
+func (c *Client) sameSlot(cmd *Command, argv [][]byte) (slot int, ok bool) {
 	inTx := c.multi != nil && !isTxControl(cmd)
-	slot := -1
+	txSlot := -1
 	if inTx {
-		slot = c.multi.slot - 1
+		txSlot = c.multi.slot - 1
+	}
+	slot, ok = commandSlot(cmd, argv, txSlot)
+	if !ok {
+		return 0, false
+	}
+	if inTx {
+		c.multi.slot = slot + 1
+		return slot, true
+	}
+	if cmd.Name == "exec" && c.multi != nil {
+		return c.multi.slot - 1, true
+	}
+	return slot, true
+}
+
+// commandSlot returns the slot argv's keys hash to, starting from slot
+// (-1: none yet), and false when they hash to more than one.
+func commandSlot(cmd *Command, argv [][]byte, slot int) (int, bool) {
+	if cmd.First == 0 && cmd.Keys == nil {
+		return slot, true
 	}
 	for _, k := range cmd.keyPositions(argv) {
 		ks := KeySlot(argv[k])
 		if slot >= 0 && ks != slot {
-			return false
+			return 0, false
 		}
 		slot = ks
 	}
-	if inTx {
-		c.multi.slot = slot + 1
-	}
-	return true
+	return slot, true
 }

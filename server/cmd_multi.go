@@ -90,7 +90,7 @@ func execCommand(x *Ctx) {
 	s.unwatchAll(c)
 	x.w.Array(len(tx.cmds))
 	for _, q := range tx.cmds {
-		inner := Ctx{s: s, c: c, w: x.w, db: s.shard.dbs[c.db], argv: q.argv, cmd: q.cmd, now: x.now, inExec: true}
+		inner := Ctx{s: s, c: c, w: x.w, db: x.db, argv: q.argv, cmd: q.cmd, now: x.now, inExec: true}
 		s.execute(&inner, time.Now())
 	}
 }

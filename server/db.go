@@ -265,7 +265,8 @@ func (s *Server) activeExpire() {
 	s.commit()
 }
 
-// proposeExpiries is the active expire cycle of a group's leader. A node
+// proposeExpiries is the active expire cycle of the groups this node
+// leads, each in its own database. A node
 // may not delete by its own clock (the others would not), so the leader
 // proposes, for each expired key its sample finds, PEXPIREAT key at GT: a
 // write whose lookup deletes the key on every node at the record's time
@@ -276,14 +277,18 @@ func (s *Server) proposeExpiries() {
 	const sample, most = 20, 200
 	now := s.shard.now()
 	proposed := 0
-	for _, db := range s.shard.dbs {
+	for _, g := range s.groups {
+		if !g.cl.Leading() {
+			continue
+		}
+		db := s.shard.dbs[g.db]
 		seen := 0
 		for key, at := range db.expires { // map order is random: a sample
 			if seen++; seen > sample || proposed >= most {
 				break
 			}
 			if at <= now {
-				s.proposeOwn(db.index, []byte("PEXPIREAT"), []byte(key), strconv.AppendInt(nil, at, 10), []byte("GT"))
+				s.proposeOwn(g, []byte("PEXPIREAT"), []byte(key), strconv.AppendInt(nil, at, 10), []byte("GT"))
 				proposed++
 			}
 		}

@@ -67,10 +67,13 @@ func (c *Client) process(argv [][]byte) {
 	}
 	mark := c.out.Mark()
 	skip := !isClientReply(argv) && c.beginReplyMode()
-	owners, reads, held := len(c.s.prop.owners), len(c.s.prop.reads), len(c.s.prop.held)
+	var marks []queueMark
+	if skip {
+		marks = c.s.queueMarks()
+	}
 	c.dispatch(argv)
 	if skip {
-		c.s.silenceSince(owners, reads, held)
+		c.s.silenceSince(marks)
 	}
 	if skip && c.blocked == nil {
 		c.out.Truncate(mark)
@@ -115,20 +118,29 @@ func (c *Client) dispatch(argv [][]byte) {
 		cmd.stat.rejected++
 		return
 	}
-	if s.cluster != nil && !c.sameSlot(cmd, argv) {
-		c.reject(errCrossSlot)
-		cmd.stat.rejected++
-		return
+	var g *clusterGroup // cluster mode: the group of the command's keys
+	slot := -1
+	if s.cluster != nil {
+		var ok bool
+		if slot, ok = c.sameSlot(cmd, argv); !ok {
+			c.reject(errCrossSlot)
+			cmd.stat.rejected++
+			return
+		}
+		g = s.groupOfSlot(slot)
 	}
 	if c.multi != nil && !isTxControl(cmd) {
 		c.multi.queue(cmd, argv)
 		c.reply().Status("QUEUED")
 		return
 	}
-	if s.cluster != nil && c.routeInCluster(cmd, argv, start) {
+	if s.cluster != nil && c.routeInCluster(cmd, argv, g, slot, start) {
 		return
 	}
 	x := c.newCtx(cmd, argv, start)
+	if g != nil {
+		x.db = s.shard.dbs[g.db+c.db] // the group's database (groups.go)
+	}
 	c.ranCommand = true
 	s.execute(x, start)
 	if x.blockKeys != nil {

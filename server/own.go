@@ -12,8 +12,8 @@ package server
 // follower does nothing (its leader will). Lock should be held.
 func (s *Server) writeOwn(db int, argv ...[]byte) {
 	if s.cluster != nil {
-		if s.cluster.Leading() {
-			s.proposeOwn(db, argv...)
+		if g := s.groupOfDB(db); g != nil && g.cl.Leading() {
+			s.proposeOwn(g, argv...)
 		}
 		return
 	}

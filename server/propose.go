@@ -63,7 +63,6 @@ type proposer struct {
 	recs     []Record
 	owners   []proposal
 	reads    []pendingRead
-	seq      uint64
 	inflight map[uint64][]proposal // proposals sent, by seq, until applied or failed
 	held     []*heldExec           // watched EXECs waiting for inflight to drain (propose_watch.go)
 	started  bool
@@ -89,48 +88,55 @@ const (
 )
 
 // routeInCluster decides where a command runs in cluster mode: here at
-// once (keyless reads, anything READONLY allows), through the log (writes
-// on the leader), after a leadership check (reads on the leader), or
-// elsewhere (a redirect). It reports whether it took the command. Lock
-// should be held.
-func (c *Client) routeInCluster(cmd *Command, argv [][]byte, start time.Time) bool {
+// once (keyless reads, anything READONLY allows), through the log of g,
+// the group of its keys' slot (writes on g's leader), after g's
+// leadership check (reads on g's leader), or elsewhere (a redirect). It
+// reports whether it took the command; one it did not take runs here, in
+// g's database. slot is -1 for a command without keys. Lock should be
+// held.
+func (c *Client) routeInCluster(cmd *Command, argv [][]byte, g *clusterGroup, slot int, start time.Time) bool {
 	s := c.s
 	switch cmd.Name {
 	case "watch":
-		if s.cluster.Leading() {
+		if g != nil && g.cl.Leading() {
 			return false // the leader keeps the watches: EXEC checks them there (propose_watch.go)
 		}
 	case "exec":
 		return c.proposeExec(start)
 	}
 	write := cmd.Flags&FlagWrite != 0
-	var keys []int
-	if cmd.First != 0 || cmd.Keys != nil {
-		keys = cmd.keyPositions(argv)
-	}
-	if len(keys) == 0 && !write {
+	if slot < 0 && !write {
 		return false // PING, INFO, CLUSTER ...: this node's own
 	}
-	if !s.cluster.Leading() {
+	if g == nil {
+		c.reject(s.slotRedirect(slot))
+		return true
+	}
+	if !g.cl.Leading() {
 		switch {
 		case !write && c.readonly:
 			return false // a stale read, as asked
-		case len(keys) == 0:
+		case slot < 0:
 			c.reject(errReadOnlyNode)
 		default:
-			c.reject(s.redirect(argv[keys[0]]))
+			c.reject(s.redirect(g, slot))
 		}
 		return true
 	}
 	if !write {
-		s.prop.reads = append(s.prop.reads, pendingRead{c: c, argv: cloneArgv(argv)})
+		g.prop.reads = append(g.prop.reads, pendingRead{c: c, argv: cloneArgv(argv)})
 		c.awaiting++
 		c.awaitingOther++
 		return true
 	}
-	s.propose(c, argv, s.shard.nowFrom(start), false)
+	s.propose(g, c, argv, s.shard.nowFrom(start), false)
 	return true
 }
+
+// txGroup is the group of c's transaction's keys (the first group for a
+// transaction without keys), nil if it is not hosted here. Lock should be
+// held.
+func (c *Client) txGroup() *clusterGroup { return c.s.groupOfSlot(c.multi.slot - 1) }
 
 // proposeExec runs EXEC in cluster mode: a transaction with writes goes
 // to the group as consecutive records of one entry, applied under one
@@ -148,14 +154,22 @@ func (c *Client) proposeExec(start time.Time) bool {
 	for _, q := range tx.cmds {
 		writes = writes || q.cmd.Flags&FlagWrite != 0
 	}
-	leading := s.cluster.Leading()
+	g := c.txGroup()
+	if g == nil {
+		msg := s.slotRedirect(tx.slot - 1)
+		c.multi = nil
+		s.unwatchAll(c)
+		c.reject(msg)
+		return true
+	}
+	leading := g.cl.Leading()
 	switch {
 	case !writes && !leading && c.readonly:
 		return false // stale reads, as asked: execCommand runs them here
 	case !writes && leading:
 		// Reads only: run by execCommand once the pass's leadership check
 		// has passed, like any read on the leader.
-		s.prop.reads = append(s.prop.reads, pendingRead{c: c, argv: [][]byte{[]byte("EXEC")}})
+		g.prop.reads = append(g.prop.reads, pendingRead{c: c, argv: [][]byte{[]byte("EXEC")}})
 		c.awaiting++
 		c.awaitingOther++
 		return true
@@ -165,16 +179,17 @@ func (c *Client) proposeExec(start time.Time) bool {
 		c.reject(errReadOnlyNode)
 		return true
 	case len(c.watching) > 0:
-		s.holdWatchedExec(c) // checked once nothing is in flight
+		s.holdWatchedExec(g, c) // checked once nothing is in flight
 		return true
 	}
 	c.multi = nil
 	s.countExec()
 	recs, owners := txProposals(c, tx, s.shard.nowFrom(start))
-	p := &s.prop
+	p := &g.prop
 	p.recs = append(p.recs, recs...)
 	p.owners = append(p.owners, owners...)
 	c.awaiting++
+	c.proposingTo = g
 	s.loop.wake()
 	return true
 }
@@ -201,10 +216,10 @@ func txProposals(c *Client, tx *txState, now int64) ([]Record, []proposal) {
 	return recs, owners
 }
 
-// readRedirect is the error for a read the node found it may not serve:
-// the leader of its first key, or of a transaction's first keyed command.
-// Lock should be held.
-func (s *Server) readRedirect(c *Client, argv [][]byte) string {
+// readRedirect is the error for a read of group g the node found it may
+// not serve: the leader of its first key, or of a transaction's first
+// keyed command. Lock should be held.
+func (s *Server) readRedirect(g *clusterGroup, c *Client, argv [][]byte) string {
 	cmds := [][][]byte{argv}
 	if c.multi != nil { // EXEC: its queued commands
 		cmds = cmds[:0]
@@ -216,107 +231,152 @@ func (s *Server) readRedirect(c *Client, argv [][]byte) string {
 	for _, a := range cmds {
 		if cmd, _ := s.lookupCommand(a); cmd != nil {
 			if keys := cmd.keyPositions(a); len(keys) > 0 {
-				return s.redirect(a[keys[0]])
+				return s.redirect(g, KeySlot(a[keys[0]]))
 			}
 		}
 	}
 	return errClusterDown
 }
 
-// redirect is the error that sends a client to the leader for key.
-func (s *Server) redirect(key []byte) string {
-	for _, m := range s.cluster.Members() {
+// redirect is the error that sends a client to the leader of g, the
+// group of slot.
+func (s *Server) redirect(g *clusterGroup, slot int) string {
+	for _, m := range g.cl.Members() {
 		if m.Leader {
-			return "MOVED " + strconv.Itoa(KeySlot(key)) + " " + m.Addr
+			return "MOVED " + strconv.Itoa(slot) + " " + m.Addr
 		}
 	}
 	return errClusterDown
 }
 
+// slotRedirect is the error for a slot whose group this node does not
+// host. Only the cluster map knows where that group leads, and it is not
+// wired into the server yet (replication/PARTITIONS.md §4): until it is,
+// the client is told the cluster cannot serve the slot here.
+func (s *Server) slotRedirect(slot int) string { return errClusterDown }
+
 // proposable reports whether argv may be proposed behind c's awaited
-// proposals: only a write, on the leader, queues behind writes; anything
-// else waits for their replies (stashed), so replies stay in order.
+// proposals: only a write that will be proposed at once, to the group
+// they went to, queues behind them; anything else waits for their
+// replies (stashed), so replies stay in order. A write the checks would
+// refuse (CROSSSLOT, OOM, ...) waits too: its refusal is a reply.
 func (c *Client) proposable(argv [][]byte) bool {
 	s := c.s
 	if s.cluster == nil || c.multi != nil || c.awaitingOther > 0 {
 		return false
 	}
 	cmd, errText := s.lookupCommand(argv)
-	return errText == "" && cmd.Flags&FlagWrite != 0 && s.cluster.Leading()
+	if errText != "" || cmd.Flags&FlagWrite == 0 || s.refusal(c, cmd) != "" {
+		return false
+	}
+	slot, ok := commandSlot(cmd, argv, -1)
+	if !ok {
+		return false
+	}
+	g := s.groupOfSlot(slot)
+	return g != nil && g == c.proposingTo && g.cl.Leading()
 }
 
-// propose queues argv, at time now, as a record of the pass's entry, for
-// c to wait on. Lock should be held.
-func (s *Server) propose(c *Client, argv [][]byte, now int64, waiter bool) {
-	p := &s.prop
+// propose queues argv, at time now, as a record of g's entry of the pass,
+// for c to wait on. Lock should be held.
+func (s *Server) propose(g *clusterGroup, c *Client, argv [][]byte, now int64, waiter bool) {
+	p := &g.prop
 	p.recs = append(p.recs, Record{Time: now, DB: c.db, Argv: cloneArgv(argv)})
 	p.owners = append(p.owners, proposal{c: c, proto: c.out.Proto, waiter: waiter})
 	if waiter {
 		c.blocked.inflight = true
 	} else {
 		c.awaiting++
+		c.proposingTo = g
 	}
 	s.loop.wake()
 }
 
-// silenceSince drops the replies of the records and reads queued since
-// the pass held owners records, reads and held EXECs: what the command just
-// dispatched queued (CLIENT REPLY OFF/SKIP). Only those: the pass's
-// earlier ones belong to other clients or commands. Lock should be held.
-func (s *Server) silenceSince(owners, reads, held int) {
-	for i := owners; i < len(s.prop.owners); i++ {
-		s.prop.owners[i].silent = true
+// queueMark is how long each group's queues were before a command was
+// dispatched (silenceSince).
+type queueMark struct{ owners, reads, held int }
+
+// queueMarks notes the length of every group's queues. Lock should be
+// held.
+func (s *Server) queueMarks() []queueMark {
+	if s.cluster == nil {
+		return nil
 	}
-	for i := reads; i < len(s.prop.reads); i++ {
-		s.prop.reads[i].silent = true
+	marks := make([]queueMark, len(s.groups))
+	for i, g := range s.groups {
+		marks[i] = queueMark{len(g.prop.owners), len(g.prop.reads), len(g.prop.held)}
 	}
-	for i := held; i < len(s.prop.held); i++ {
-		s.prop.held[i].silent = true
+	return marks
+}
+
+// silenceSince drops the replies of the records, reads and held EXECs
+// queued since marks (queueMarks): what the command just dispatched
+// queued (CLIENT REPLY OFF/SKIP). Only those: the pass's earlier ones
+// belong to other clients or commands. Lock should be held.
+func (s *Server) silenceSince(marks []queueMark) {
+	for i, m := range marks {
+		p := &s.groups[i].prop
+		for j := m.owners; j < len(p.owners); j++ {
+			p.owners[j].silent = true
+		}
+		for j := m.reads; j < len(p.reads); j++ {
+			p.reads[j].silent = true
+		}
+		for j := m.held; j < len(p.held); j++ {
+			p.held[j].silent = true
+		}
 	}
 }
 
-// sendProposals hands the pass's records to the group as one entry and
-// starts the pass's leadership check for its reads. Lock should be held;
-// it is let go while the entry is handed over.
+// sendProposals hands each group the pass's records for it as one entry
+// (group commit per group) and starts the group's leadership check for
+// the pass's reads of it. Lock should be held; it is let go while an
+// entry is handed over.
 func (s *Server) sendProposals() {
-	p := &s.prop
+	for _, g := range s.groups {
+		s.sendGroupProposals(g)
+	}
+}
+
+func (s *Server) sendGroupProposals(g *clusterGroup) {
+	p := &g.prop
 	if !p.started && (len(p.recs) > 0 || len(p.reads) > 0 || len(p.held) > 0) {
 		p.started = true
 		p.inflight = make(map[uint64][]proposal)
 		p.results = make(chan inflight, 1024)
-		go s.waitProposals(p.results)
+		go s.waitProposals(g, p.results)
 	}
 	if reads := p.reads; len(reads) > 0 {
 		p.reads = nil
-		go s.verifyThenRead(reads)
+		go s.verifyThenRead(g, reads)
 	}
-	if len(p.held) > 0 && !s.releaseHeld() {
+	if len(p.held) > 0 && !s.releaseHeld(g) {
 		return // a watched EXEC waits for what is in flight: the rest waits behind it
 	}
 	if len(p.recs) == 0 {
 		return
 	}
-	p.seq++
-	seq := p.seq
+	s.seq++
+	seq := s.seq
 	entry := encodeEntry(s.runID, seq, p.owners, p.recs)
 	p.inflight[seq] = p.owners
 	p.recs, p.owners = nil, nil
 	s.shard.mu.Unlock()
-	wait := s.cluster.Propose(entry)
+	wait := g.cl.Propose(entry)
 	p.results <- inflight{seq: seq, wait: wait}
 	s.shard.mu.Lock()
 }
 
-// waitProposals waits for each entry sent, in order, and answers the
+// waitProposals waits for each entry sent to g, in order, and answers the
 // clients of one that failed; an applied one was answered by its apply.
-func (s *Server) waitProposals(results <-chan inflight) {
+func (s *Server) waitProposals(g *clusterGroup, results <-chan inflight) {
 	for r := range results {
 		err := r.wait()
 		if err == nil {
 			continue
 		}
 		s.shard.mu.Lock()
-		owners, ok := s.takeInflight(r.seq)
+		owners, ok := s.takeInflight(g, r.seq)
 		if ok {
 			msg := errUnknownOutcome
 			if errors.Is(err, ErrNotProposed) {
@@ -356,10 +416,11 @@ func (s *Server) failProposal(o proposal, msg string) {
 	c.answered()
 }
 
-// verifyThenRead runs reads once a majority has confirmed this node
-// still leads; if it does not, they are redirected.
-func (s *Server) verifyThenRead(reads []pendingRead) {
-	err := s.cluster.VerifyLeader()
+// verifyThenRead runs reads of g, in g's database, once a majority has
+// confirmed this node still leads g; if it does not, they are
+// redirected.
+func (s *Server) verifyThenRead(g *clusterGroup, reads []pendingRead) {
+	err := g.cl.VerifyLeader()
 	s.shard.mu.Lock()
 	defer s.shard.mu.Unlock()
 	for _, r := range reads {
@@ -371,11 +432,12 @@ func (s *Server) verifyThenRead(reads []pendingRead) {
 		}
 		mark := c.out.Mark()
 		if err != nil {
-			c.out.Error(s.readRedirect(c, r.argv))
+			c.out.Error(s.readRedirect(g, c, r.argv))
 		} else {
 			cmd, _ := s.lookupCommand(r.argv)
 			start := time.Now()
 			x := c.newCtx(cmd, r.argv, start)
+			x.db = s.shard.dbs[g.db+c.db]
 			c.ranCommand = true
 			s.execute(x, start)
 			if x.blockKeys != nil {
@@ -417,8 +479,8 @@ func (s *Server) ApplyEntryAt(base int, data []byte) error {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	var owners []proposal
-	if node == s.runID {
-		owners, _ = s.takeInflight(seq)
+	if g := s.groupOfDB(base); node == s.runID && g != nil {
+		owners, _ = s.takeInflight(g, seq)
 	}
 	if owners != nil && len(owners) != len(recs) {
 		return fmt.Errorf("server: entry %d has %d records for %d proposals", seq, len(recs), len(owners))
@@ -565,7 +627,9 @@ func (s *Server) giveBack(x *Ctx) {
 	for i := len(got) - 1; i >= 1; i-- { // the first popped ends nearest its end
 		argv = append(argv, got[i])
 	}
-	s.proposeOwn(x.db.index, argv...)
+	if g := s.groupOfDB(x.db.index); g != nil {
+		s.proposeOwn(g, argv...)
+	}
 }
 
 // bulksOf returns the bulk strings of a reply, at any depth, in order.
@@ -592,10 +656,11 @@ func bulksOf(reply []byte) [][]byte {
 }
 
 // proposeOwn queues a write the server makes by itself, with nobody
-// waiting on its reply. Lock should be held.
-func (s *Server) proposeOwn(db int, argv ...[]byte) {
-	p := &s.prop
-	p.recs = append(p.recs, Record{Time: s.shard.now(), DB: db, Argv: cloneArgv(argv)})
+// waiting on its reply, to g, the group whose database its key is in.
+// Lock should be held.
+func (s *Server) proposeOwn(g *clusterGroup, argv ...[]byte) {
+	p := &g.prop
+	p.recs = append(p.recs, Record{Time: s.shard.now(), Argv: cloneArgv(argv)})
 	p.owners = append(p.owners, proposal{})
 	s.loop.wake()
 }
@@ -661,22 +726,31 @@ func parseEntry(p []byte) (node string, seq uint64, protos []byte, recs []Record
 }
 
 // LeadershipChanged is told when this node starts or stops leading its
-// group. A node that stops leading redirects its blocked clients: they
-// wait on the leader, where writes are served. Their re-tries in flight,
-// if any, are answered when the log says what became of them.
-func (s *Server) LeadershipChanged(leading bool) {
+// first group (GroupLeadershipChanged).
+func (s *Server) LeadershipChanged(leading bool) { s.GroupLeadershipChanged(firstGroup, leading) }
+
+// GroupLeadershipChanged is told when this node starts or stops leading
+// group id. A node that stops leading it redirects the clients blocked on
+// its keys: they wait on the leader, where writes are served. Their
+// re-tries in flight, if any, are answered when the log says what became
+// of them.
+func (s *Server) GroupLeadershipChanged(id uint16, leading bool) {
 	if leading {
 		return
 	}
 	s.shard.mu.Lock()
 	defer s.shard.mu.Unlock()
+	g := s.groupByID(id)
+	if g == nil {
+		return
+	}
 	for _, c := range s.clients {
 		b := c.blocked
-		if b == nil || b.inflight || b.cmd.Flags&FlagWrite == 0 || len(b.keys) == 0 {
+		if b == nil || b.inflight || b.cmd.Flags&FlagWrite == 0 || len(b.keys) == 0 || b.db != g.db+c.db {
 			continue
 		}
 		s.unblock(c)
-		c.out.Error(s.redirect([]byte(b.keys[0])))
+		c.out.Error(s.redirect(g, KeySlot([]byte(b.keys[0]))))
 		c.answered()
 	}
 }

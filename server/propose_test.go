@@ -14,6 +14,7 @@ import (
 type logCluster struct {
 	fakeCluster
 	s       *Server
+	db      int // its group's database: where commit applies
 	entries chan pendingEntry
 	verify  func() error // VerifyLeader; nil: at once
 	deposed bool         // Leading reports false
@@ -48,6 +49,11 @@ func newLogCluster(t *testing.T) (*Server, *logCluster) {
 	s.SetCluster(lc)
 	t.Cleanup(func() { close(lc.closed) })
 	return s, lc
+}
+
+// another is a second group's log on lc's server, its state database db.
+func (lc *logCluster) another(db int) *logCluster {
+	return &logCluster{fakeCluster: *threeNodes(nodeA), s: lc.s, db: db, entries: make(chan pendingEntry, 64), closed: lc.closed}
 }
 
 // failLeft lets a test's clients close when it ends before committing
@@ -103,7 +109,7 @@ func (lc *logCluster) next(t *testing.T) pendingEntry {
 func (lc *logCluster) commit(t *testing.T) string {
 	t.Helper()
 	e := lc.next(t)
-	if err := lc.s.ApplyEntry(e.data); err != nil {
+	if err := lc.s.ApplyEntryAt(lc.db, e.data); err != nil {
 		t.Fatal(err)
 	}
 	e.done <- nil
@@ -349,7 +355,8 @@ func waitHeld(t *testing.T, s *Server, n, q int) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		s.shard.mu.Lock()
-		held, queued := len(s.prop.held), len(s.prop.recs)
+		p := &s.groupByID(firstGroup).prop
+		held, queued := len(p.held), len(p.recs)
 		s.shard.mu.Unlock()
 		if held == n && queued == q {
 			return
@@ -560,33 +567,56 @@ func TestReplyOffSilencesATransaction(t *testing.T) {
 	}
 }
 
-// A group's entries land in the group's own database: a record of
-// database 0 applied at base 2 is in database 2, and the other databases,
-// the proposer's reply included, are as before.
-func TestEntryAppliedInItsGroupsDatabase(t *testing.T) {
+// A node hosting two groups sends each write to the group of its key's
+// slot, and the group's entries land in the group's own database: a
+// record of database 0 applied at base 2 is in database 2, on the leader
+// (which answers its client) and on a follower alike.
+func TestWritesGoToTheirSlotsGroup(t *testing.T) {
 	s, lc := newLogCluster(t)
-	a := connect(t, s)
-	a.write("RPUSH", "q", "x", "y")
-	e := lc.next(t)
-	if err := s.ApplyEntryAt(2, e.data); err != nil {
+	lc2 := lc.another(2)
+	if err := s.HostGroup(2, 2, lc2); err != nil {
 		t.Fatal(err)
 	}
-	e.done <- nil
+	if err := s.AssignSlots(KeySlot([]byte("q")), KeySlot([]byte("q")), 2); err != nil {
+		t.Fatal(err)
+	}
+	a := connect(t, s)
+	a.write("RPUSH", "q", "x", "y")
+	if got := lc2.commit(t); got != `["RPUSH" "q" "x" "y"]` {
+		t.Fatalf("group 2 committed %s", got)
+	}
 	if got := a.readReply(); got != ":2\r\n" {
 		t.Fatalf("RPUSH answered %q, want :2", got)
 	}
-	f := newTestServer(t, nil) // a follower of that group
+	a.write("RPUSH", "other", "z") // a slot group 1 keeps
+	if got := lc.commit(t); got != `["RPUSH" "other" "z"]` {
+		t.Fatalf("group 1 committed %s", got)
+	}
+	if got := a.readReply(); got != ":1\r\n" {
+		t.Fatalf("RPUSH answered %q, want :1", got)
+	}
+	if got := a.do("LRANGE", "q", "0", "-1"); got != "*2\r\n$1\r\nx\r\n$1\r\ny\r\n" {
+		t.Fatalf("LRANGE q (read in group 2's database) = %q", got)
+	}
+	want := "db0 \"other\" exp=0 list [\"z\" ]\ndb2 \"q\" exp=0 list [\"x\" \"y\" ]\n"
+	if got := dump(s); got != want {
+		t.Errorf("leader keyspace:\n%s\nwant:\n%s", got, want)
+	}
+	f := newTestServer(t, nil) // a follower of group 2
 	f.SetCluster(threeNodes(nodeB))
-	if err := f.ApplyEntryAt(2, e.data); err != nil {
+	if err := f.HostGroup(2, 2, threeNodes(nodeB)); err != nil {
 		t.Fatal(err)
 	}
-	want := "db2 \"q\" exp=0 list [\"x\" \"y\" ]\n"
-	for name, srv := range map[string]*Server{"leader": s, "follower": f} {
-		if got := dump(srv); got != want {
-			t.Errorf("%s keyspace:\n%s\nwant:\n%s", name, got, want)
-		}
+	lc2.mu.Lock()
+	entry := lc2.taken[0].data
+	lc2.mu.Unlock()
+	if err := f.ApplyEntryAt(2, entry); err != nil {
+		t.Fatal(err)
 	}
-	if err := f.ApplyEntryAt(len(f.shard.dbs), e.data); err == nil {
+	if got, want := dump(f), "db2 \"q\" exp=0 list [\"x\" \"y\" ]\n"; got != want {
+		t.Errorf("follower keyspace:\n%s\nwant:\n%s", got, want)
+	}
+	if err := f.ApplyEntryAt(len(f.shard.dbs), entry); err == nil {
 		t.Error("an entry for a database past the configured ones was applied")
 	}
 }

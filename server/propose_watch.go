@@ -18,7 +18,7 @@ import (
 //
 // So such an EXEC is held (holdWatchedExec) until every entry this leader
 // has proposed is applied or has failed: nothing in flight. Meanwhile the
-// records of everyone else stay queued in prop.recs, in their order. Then
+// records of everyone else stay queued in the group's prop.recs, in their order. Then
 // the leader checks as execCommand does (casDirty, a watched key expired)
 // and, if the transaction may run, proposes its records first in the next
 // entry, the held records after them. Every entry before that one in the
@@ -52,21 +52,22 @@ type heldExec struct {
 // execArgv is what a held EXEC's client sent, for readRedirect.
 var execArgv = [][]byte{[]byte("EXEC")}
 
-// holdWatchedExec makes c's EXEC wait for the entries in flight; c runs
-// nothing else until it is answered. Lock should be held.
-func (s *Server) holdWatchedExec(c *Client) {
+// holdWatchedExec makes c's EXEC wait for the entries in flight to g,
+// the group of its keys; c runs nothing else until it is answered. Lock
+// should be held.
+func (s *Server) holdWatchedExec(g *clusterGroup, c *Client) {
 	h := &heldExec{c: c}
 	bound := time.Duration(s.cfg.ClusterNodeTimeout) * time.Millisecond
-	h.timer = time.AfterFunc(bound, func() { s.expireHeldExec(h) })
-	s.prop.held = append(s.prop.held, h)
+	h.timer = time.AfterFunc(bound, func() { s.expireHeldExec(g, h) })
+	g.prop.held = append(g.prop.held, h)
 	c.awaiting++
 	c.awaitingOther++
 }
 
-// releaseHeld decides the held EXECs once nothing is in flight, and
-// reports whether the queued records may be sent. Lock should be held.
-func (s *Server) releaseHeld() bool {
-	p := &s.prop
+// releaseHeld decides g's held EXECs once nothing is in flight to g, and
+// reports whether g's queued records may be sent. Lock should be held.
+func (s *Server) releaseHeld(g *clusterGroup) bool {
+	p := &g.prop
 	if len(p.inflight) > 0 {
 		return false
 	}
@@ -75,7 +76,7 @@ func (s *Server) releaseHeld() bool {
 		p.held[0] = nil
 		p.held = p.held[1:]
 		h.timer.Stop()
-		if s.decideHeldExec(h) {
+		if s.decideHeldExec(g, h) {
 			break // the next held EXEC waits for this one's writes
 		}
 	}
@@ -83,24 +84,24 @@ func (s *Server) releaseHeld() bool {
 }
 
 // decideHeldExec checks c's watches with every entry this leader
-// proposed applied, and answers the EXEC or puts its records first in the
-// queue. It reports whether it proposed them. Lock should be held.
-func (s *Server) decideHeldExec(h *heldExec) (proposed bool) {
+// proposed to g applied, and answers the EXEC or puts its records first
+// in g's queue. It reports whether it proposed them. Lock should be held.
+func (s *Server) decideHeldExec(g *clusterGroup, h *heldExec) (proposed bool) {
 	c := h.c
 	c.awaiting--
 	c.awaitingOther--
 	if c.fd < 0 {
 		return false // gone: closeClient forgot its watches
 	}
-	p := &s.prop
+	p := &g.prop
 	now := s.shard.now()
 	if len(p.recs) > 0 {
 		now = p.recs[0].Time // before the records it goes ahead of: the log's times stay in order
 	}
 	mark := c.out.Mark()
 	switch {
-	case !s.cluster.Leading():
-		s.refuseHeldExec(c)
+	case !g.cl.Leading():
+		s.refuseHeldExec(g, c)
 	case c.casDirty || s.watchedKeyExpired(c, now):
 		s.countExec()
 		c.multi = nil
@@ -119,6 +120,7 @@ func (s *Server) decideHeldExec(h *heldExec) (proposed bool) {
 		p.recs = append(recs, p.recs...)
 		p.owners = append(owners, p.owners...)
 		c.awaiting++
+		c.proposingTo = g
 		return true
 	}
 	if h.silent {
@@ -129,10 +131,10 @@ func (s *Server) decideHeldExec(h *heldExec) (proposed bool) {
 
 // expireHeldExec refuses a held EXEC whose wait passed its bound, and
 // lets the records it held back go. Lock must not be held.
-func (s *Server) expireHeldExec(h *heldExec) {
+func (s *Server) expireHeldExec(g *clusterGroup, h *heldExec) {
 	s.shard.mu.Lock()
 	defer s.shard.mu.Unlock()
-	p := &s.prop
+	p := &g.prop
 	i := slices.Index(p.held, h)
 	if i < 0 {
 		return // decided meanwhile
@@ -143,7 +145,7 @@ func (s *Server) expireHeldExec(h *heldExec) {
 	c.awaitingOther--
 	if c.fd >= 0 {
 		mark := c.out.Mark()
-		s.refuseHeldExec(c)
+		s.refuseHeldExec(g, c)
 		if h.silent {
 			c.out.Truncate(mark)
 		}
@@ -152,11 +154,12 @@ func (s *Server) expireHeldExec(h *heldExec) {
 }
 
 // refuseHeldExec answers a held EXEC that will not be proposed: -MOVED
-// when this node no longer leads, else -CLUSTERDOWN. Lock should be held.
-func (s *Server) refuseHeldExec(c *Client) {
+// when this node no longer leads g, else -CLUSTERDOWN. Lock should be
+// held.
+func (s *Server) refuseHeldExec(g *clusterGroup, c *Client) {
 	msg := errClusterDown
-	if !s.cluster.Leading() {
-		msg = s.readRedirect(c, execArgv)
+	if !g.cl.Leading() {
+		msg = s.readRedirect(g, c, execArgv)
 	}
 	c.multi = nil
 	s.unwatchAll(c)
@@ -164,11 +167,11 @@ func (s *Server) refuseHeldExec(c *Client) {
 	c.answered()
 }
 
-// takeInflight removes the proposals of this node's entry seq once it is
-// applied or has failed. The last one out wakes the loop for the held
-// EXECs. Lock should be held.
-func (s *Server) takeInflight(seq uint64) (owners []proposal, ok bool) {
-	p := &s.prop
+// takeInflight removes the proposals of this node's entry seq to g once
+// it is applied or has failed. The last one out wakes the loop for g's
+// held EXECs. Lock should be held.
+func (s *Server) takeInflight(g *clusterGroup, seq uint64) (owners []proposal, ok bool) {
+	p := &g.prop
 	owners, ok = p.inflight[seq]
 	delete(p.inflight, seq)
 	if len(p.held) > 0 && len(p.inflight) == 0 {

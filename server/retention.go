@@ -66,18 +66,20 @@ func (db *DB) nextAged(n int) []string {
 }
 
 // sweepAged trims, within the per-tick bounds, the streams whose oldest
-// entries have passed their age limit. In a cluster only the leader
-// sweeps (writeOwn proposes). Lock should be held.
+// entries have passed their age limit. In a cluster only a group's leader
+// sweeps the group's database (writeOwn proposes). Lock should be held.
 func (s *Server) sweepAged() {
-	if s.cluster != nil && !s.cluster.Leading() {
-		return
-	}
 	now := s.shard.now()
 	visits, budget := sweepStreamsPerTick, sweepEntriesPerTick
 	dbs := s.shard.dbs
 	s.sweepFrom = (s.sweepFrom + 1) % len(dbs) // each db goes first in turn: none waits on another's many streams
 	for i := range dbs {
 		db := dbs[(s.sweepFrom+i)%len(dbs)]
+		if s.cluster != nil {
+			if g := s.groupOfDB(db.index); g == nil || !g.cl.Leading() {
+				continue
+			}
+		}
 		keys := db.nextAged(visits)
 		visits -= len(keys)
 		for _, key := range keys {

@@ -67,18 +67,22 @@ type Server struct {
 	persistInfo func() []InfoField
 	persist     Persister
 	codec       Codec
-	cluster     Cluster  // the node's Raft group; nil: it runs alone (cluster.go)
-	prop        proposer // cluster mode's proposals; guarded by shard.mu (propose.go)
-	runID       string
-	started     time.Time
-	nextID      atomic.Int64
-	listeners   []net.Listener
-	loop        *eventLoop // serves every client (loop_linux.go)
-	closing     atomic.Bool
-	closeOnce   sync.Once
-	serving     atomic.Bool // Serve has started the cron
-	cronDone    chan struct{}
-	released    releasedMemory // big buffers dropped, for the cron to return to the OS
+	cluster     Cluster // the node's first Raft group; nil: it runs alone (cluster.go)
+	// The groups this node hosts and the group of each slot (groups.go);
+	// guarded by shard.mu.
+	groups    []*clusterGroup
+	slotGroup []*clusterGroup
+	seq       uint64 // the last entry this node proposed to any group (propose.go)
+	runID     string
+	started   time.Time
+	nextID    atomic.Int64
+	listeners []net.Listener
+	loop      *eventLoop // serves every client (loop_linux.go)
+	closing   atomic.Bool
+	closeOnce sync.Once
+	serving   atomic.Bool // Serve has started the cron
+	cronDone  chan struct{}
+	released  releasedMemory // big buffers dropped, for the cron to return to the OS
 }
 
 // New returns a server with cfg; Listen and Serve start it.
@@ -294,7 +298,7 @@ func (s *Server) cron() {
 		s.shard.mu.Lock()
 		if s.cluster == nil {
 			s.activeExpire()
-		} else if s.cluster.Leading() {
+		} else {
 			s.proposeExpiries()
 		}
 		s.sweepAged()

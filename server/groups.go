@@ -1,0 +1,104 @@
+package server
+
+import "fmt"
+
+// A node hosts voters of several Raft groups (replication/PARTITIONS.md
+// §1, §3). Each hosted group's state is one database of the node's shard,
+// and each of the 16384 slots belongs to one group. A command runs
+// against the database of its keys' slot's group, is proposed to that
+// group, and is read only once that group's leadership is confirmed:
+//
+//	slot ──slotGroup──▶ clusterGroup{id, cl: its log, db: its database, prop: its pass's proposals}
+//	                         │                         │
+//	   Propose / VerifyLeader ▼             records of  ▼ database 0 land in database db (ApplyEntryAt)
+//
+// Clients in cluster mode see database 0 only (SELECT is refused), so a
+// client's records always carry database 0 and the group's database is
+// where its log applies them. One lock still guards every group's state:
+// a node applies a few µs of work per write, so the lock is not what
+// limits it, and keeping one keeps the event loop, SCAN order, expiry,
+// blocking and snapshots as they are.
+//
+// With SetCluster alone the node hosts group 1, database 0, every slot:
+// the one-group cluster.
+
+// clusterGroup is one Raft group this node hosts.
+type clusterGroup struct {
+	id   uint16
+	cl   Cluster
+	db   int      // the database its state is (ApplyEntryAt's base)
+	prop proposer // guarded by shard.mu
+}
+
+// firstGroup is the group SetCluster installs: the one group of a
+// one-group cluster, and where keyless writes (FLUSHALL) go for now.
+const firstGroup uint16 = 1
+
+// HostGroup makes this node hold group id's state in database db, with c
+// its log. It owns no slot until AssignSlots gives it some. Call it
+// before the group applies anything.
+func (s *Server) HostGroup(id uint16, db int, c Cluster) error {
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
+	if db < 0 || db >= len(s.shard.dbs) {
+		return fmt.Errorf("server: group %d's database %d: only %d configured (databases)", id, db, len(s.shard.dbs))
+	}
+	for _, g := range s.groups {
+		if g.id == id || g.db == db {
+			return fmt.Errorf("server: group %d or database %d is hosted already", id, db)
+		}
+	}
+	s.groups = append(s.groups, &clusterGroup{id: id, cl: c, db: db})
+	return nil
+}
+
+// AssignSlots makes slots first..last (inclusive) group id's. The group
+// must be hosted here.
+func (s *Server) AssignSlots(first, last int, id uint16) error {
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
+	g := s.groupByID(id)
+	if g == nil {
+		return fmt.Errorf("server: group %d is not hosted here", id)
+	}
+	if first < 0 || last >= numSlots || first > last {
+		return fmt.Errorf("server: slots %d-%d: out of range", first, last)
+	}
+	for slot := first; slot <= last; slot++ {
+		s.slotGroup[slot] = g
+	}
+	return nil
+}
+
+const numSlots = 16384
+
+// groupByID is the hosted group id, nil if none. Lock should be held.
+func (s *Server) groupByID(id uint16) *clusterGroup {
+	for _, g := range s.groups {
+		if g.id == id {
+			return g
+		}
+	}
+	return nil
+}
+
+// groupOfDB is the hosted group whose state is database db, nil if none.
+// Lock should be held.
+func (s *Server) groupOfDB(db int) *clusterGroup {
+	for _, g := range s.groups {
+		if g.db == db {
+			return g
+		}
+	}
+	return nil
+}
+
+// groupOfSlot is the group that owns slot, or, for a command without
+// keys (slot -1), the first group. nil: the slot's group is not hosted
+// here. Lock should be held.
+func (s *Server) groupOfSlot(slot int) *clusterGroup {
+	if slot < 0 {
+		return s.groupByID(firstGroup)
+	}
+	return s.slotGroup[slot]
+}

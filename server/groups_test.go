@@ -1,0 +1,76 @@
+package server
+
+import (
+	"strings"
+	"testing"
+)
+
+// A client's replies keep its commands' order across groups: a write to
+// another group than the one its awaited writes went to waits for their
+// replies before it is proposed, since the two groups commit
+// independently and the second could be answered first.
+func TestRepliesKeepOrderAcrossGroups(t *testing.T) {
+	s, lc := newLogCluster(t)
+	lc2 := lc.another(2)
+	if err := s.HostGroup(2, 2, lc2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AssignSlots(KeySlot([]byte("q")), KeySlot([]byte("q")), 2); err != nil {
+		t.Fatal(err)
+	}
+	a := connect(t, s)
+	// One write, so that one turn reads both: the first to group 2, the
+	// second, to group 1, must wait for the first's reply.
+	if _, err := a.conn.Write([]byte("*3\r\n$5\r\nRPUSH\r\n$1\r\nq\r\n$1\r\nx\r\n*3\r\n$5\r\nRPUSH\r\n$5\r\nother\r\n$1\r\ny\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	first := lc2.next(t)
+	waitFor(t, func() bool { // the loop has read the second write, and holds it back
+		s.shard.mu.Lock()
+		defer s.shard.mu.Unlock()
+		for _, c := range s.clients {
+			if c.stashed != nil {
+				return true
+			}
+		}
+		return false
+	})
+	if n := len(lc.entries); n != 0 {
+		t.Fatalf("group 1 got %d entries before group 2's was answered", n)
+	}
+	if err := s.ApplyEntryAt(2, first.data); err != nil {
+		t.Fatal(err)
+	}
+	first.done <- nil
+	if got := lc.commit(t); got != `["RPUSH" "other" "y"]` {
+		t.Fatalf("group 1 committed %s", got)
+	}
+	for i, want := range []string{":1\r\n", ":1\r\n"} {
+		if got := a.readReply(); got != want {
+			t.Fatalf("reply %d = %q, want %q", i, got, want)
+		}
+	}
+}
+
+// A write refused at dispatch (here -CROSSSLOT) behind writes still in
+// the log is answered after them: its refusal is a reply too. It was
+// written at once, ahead of the earlier writes' replies, so a pipelining
+// client matched every later reply to the wrong command.
+func TestRefusalBehindProposalsKeepsOrder(t *testing.T) {
+	s, lc := newLogCluster(t)
+	a := connect(t, s)
+	// One write, read in one turn: SET is proposed, then MSET (a and b
+	// hash to different slots) is refused while SET is in the log.
+	if _, err := a.conn.Write([]byte("*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n*5\r\n$4\r\nMSET\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := lc.commit(t); got != `["SET" "a" "1"]` {
+		t.Fatalf("committed %s", got)
+	}
+	if got := a.readReply(); got != "+OK\r\n" {
+		t.Fatalf("first reply %q, want SET's +OK", got)
+	}
+	if got := a.readReply(); !strings.HasPrefix(got, "-CROSSSLOT") {
+		t.Fatalf("second reply %q, want MSET's -CROSSSLOT", got)
+	}
+}
