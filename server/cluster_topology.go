@@ -30,12 +30,17 @@ import (
 //   - A node that leads nothing and votes only in groups without a
 //     leader is a master of no slots, as every node of a one-group
 //     cluster without a leader is.
+//   - CLUSTER INFO counts as assigned and ok the hosted slots whose
+//     group has a leader; the state is ok while every hosted slot has
+//     one. cluster_size counts the masters serving slots, as Redis does
+//     (two groups one node leads are one).
 //
 // A node is the same node in every group it votes in (its
 // ClusterMember.ID); its address is the first one any group knows. This
 // node is a member of the groups that list it, and of the first group
 // always (viewCluster): a group it hosts without being its voter is not
 // one it serves.
+//
 // Slots whose group this node does not host are left out: only the
 // cluster map (replication/PARTITIONS.md §4), not wired into the server
 // yet, can say who serves them. With SetCluster alone the one group owns
