@@ -74,3 +74,30 @@ func TestRefusalBehindProposalsKeepsOrder(t *testing.T) {
 		t.Fatalf("second reply %q, want MSET's -CROSSSLOT", got)
 	}
 }
+
+// WAIT counts the followers of the group the connection last wrote to,
+// the first group's for a connection that wrote nothing.
+func TestWaitCountsTheLastWrittenGroup(t *testing.T) {
+	s, lc := newLogCluster(t)
+	lc.replicas = 2
+	lc2 := lc.another(2)
+	lc2.replicas = 1
+	if err := s.HostGroup(2, 2, lc2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AssignSlots(KeySlot([]byte("q")), KeySlot([]byte("q")), 2); err != nil {
+		t.Fatal(err)
+	}
+	a, b := connect(t, s), connect(t, s)
+	a.write("RPUSH", "q", "x")
+	lc2.commit(t)
+	if got := a.readReply(); got != ":1\r\n" {
+		t.Fatalf("RPUSH answered %q", got)
+	}
+	if got := a.do("WAIT", "0", "0"); got != ":1\r\n" {
+		t.Errorf("WAIT after a write to group 2 = %q, want :1 (group 2's followers)", got)
+	}
+	if got := b.do("WAIT", "0", "0"); got != ":2\r\n" {
+		t.Errorf("WAIT with no write = %q, want :2 (the first group's followers)", got)
+	}
+}
