@@ -68,9 +68,10 @@ func TestNodesServeKeysOfTwoGroups(t *testing.T) {
 		if err := c.ReadOnly(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "q on "+n.addr, func() bool {
+		waitFor(t, "q and k on "+n.addr, func() bool {
 			got, err := c.LRange(ctx, "q", 0, -1).Result()
-			return err == nil && strings.Join(got, ",") == "a,b"
+			v, err2 := c.Get(ctx, "k").Result()
+			return err == nil && strings.Join(got, ",") == "a,b" && err2 == nil && v == "v"
 		})
 		for db, want := range map[int]string{0: "k", 1: "q"} {
 			if got := keysIn(t, n.srv, db); got != want {

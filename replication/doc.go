@@ -11,14 +11,17 @@
 // snapshots, transport (its stream of the Mux), leadership watch and
 // heartbeat tracking, all timed from cluster-node-timeout alike. The
 // groups differ only in their directory and their state machine. The main
-// group, group 1, applies to the server's keyspace (fsm.go) and is what
+// group, group 1, applies to the server's database 0 (fsm.go) and is what
 // the Node's server.Cluster methods report and propose to; its files are
 // directly under DIR/raft (wal/, snapshots/), where a node of one group
 // has always kept them. Node.OpenGroup opens any other group, with its
 // files under DIR/raft/groups/<id>/; its voters are bootstrapped all at
 // once (Group.Bootstrap) or added by its leader, and its leader can hand
 // leadership to a given voter (Group.TransferLeadership), as balancing
-// leaders over nodes needs. Closing the node closes every group. The
+// leaders over nodes needs. Node.HostDataGroup opens a group whose state
+// machine is the server's too, at database id-1, and hands it to the
+// server, which sends it the commands of the slots it is given
+// (server/groups.go). Closing the node closes every group. The
 // metadata group (meta.go, group 0) is such a group too, not yet opened
 // by the node. The rest of this page describes one group, the main one.
 //

@@ -280,6 +280,9 @@ func copyCommand(x *Ctx) {
 				return
 			}
 			dstDB = x.db.shard.dbs[n]
+			if x.s.cluster != nil && n == 0 {
+				dstDB = x.db // the client's database 0 is its key's group's (groups.go)
+			}
 			i++
 		default:
 			x.error(resp.ErrSyntax)

@@ -12,12 +12,14 @@ var waitSpecs = []spec{
 }
 
 // waitCommand answers how many replicas hold the connection's writes.
-// Alone, a node has none. In a group, the leader counts the followers
-// whose Raft logs hold every entry it had applied when WAIT came (and so
-// every write this connection was answered; an index taken later would
-// chase other clients' writes under load). When numreplicas asks for
-// more, it waits until that many do or the timeout passes (0: until the
-// client goes), as Redis waits for its replicas' acknowledgements.
+// Alone, a node has none. In a cluster, the leader of the group the
+// connection last wrote to (the first group if it wrote nothing) counts
+// the followers whose Raft logs hold every entry it had applied when
+// WAIT came (and so every write this connection was answered; an index
+// taken later would chase other clients' writes under load). When
+// numreplicas asks for more, it waits until that many do or the timeout
+// passes (0: until the client goes), as Redis waits for its replicas'
+// acknowledgements.
 func waitCommand(x *Ctx) {
 	want, ok := resp.ParseInt(x.argv[1])
 	if !ok {
@@ -34,6 +36,9 @@ func waitCommand(x *Ctx) {
 		return
 	}
 	cl := x.s.cluster
+	if x.c != nil && x.c.proposingTo != nil {
+		cl = x.c.proposingTo.cl // the group its last write went to (groups.go)
+	}
 	var applied uint64
 	if cl != nil {
 		applied = cl.Status().AppliedIndex

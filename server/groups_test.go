@@ -74,3 +74,57 @@ func TestRefusalBehindProposalsKeepsOrder(t *testing.T) {
 		t.Fatalf("second reply %q, want MSET's -CROSSSLOT", got)
 	}
 }
+
+// WAIT counts the followers of the group the connection last wrote to,
+// the first group's for a connection that wrote nothing.
+func TestWaitCountsTheLastWrittenGroup(t *testing.T) {
+	s, lc := newLogCluster(t)
+	lc.replicas = 2
+	lc2 := lc.another(2)
+	lc2.replicas = 1
+	if err := s.HostGroup(2, 2, lc2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AssignSlots(KeySlot([]byte("q")), KeySlot([]byte("q")), 2); err != nil {
+		t.Fatal(err)
+	}
+	a, b := connect(t, s), connect(t, s)
+	a.write("RPUSH", "q", "x")
+	lc2.commit(t)
+	if got := a.readReply(); got != ":1\r\n" {
+		t.Fatalf("RPUSH answered %q", got)
+	}
+	if got := a.do("WAIT", "0", "0"); got != ":1\r\n" {
+		t.Errorf("WAIT after a write to group 2 = %q, want :1 (group 2's followers)", got)
+	}
+	if got := b.do("WAIT", "0", "0"); got != ":2\r\n" {
+		t.Errorf("WAIT with no write = %q, want :2 (the first group's followers)", got)
+	}
+}
+
+// COPY ... DB 0, the only database a cluster client has, copies within
+// the key's group's database, whichever group that is.
+func TestCopyToDatabaseZeroStaysInTheGroup(t *testing.T) {
+	s, lc := newLogCluster(t)
+	lc2 := lc.another(2)
+	if err := s.HostGroup(2, 2, lc2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AssignSlots(KeySlot([]byte("{q}a")), KeySlot([]byte("{q}a")), 2); err != nil {
+		t.Fatal(err)
+	}
+	a := connect(t, s)
+	a.write("SET", "{q}a", "v")
+	lc2.commit(t)
+	if got := a.readReply(); got != "+OK\r\n" {
+		t.Fatalf("SET answered %q", got)
+	}
+	a.write("COPY", "{q}a", "{q}b", "DB", "0")
+	lc2.commit(t)
+	if got := a.readReply(); got != ":1\r\n" {
+		t.Fatalf("COPY ... DB 0 answered %q, want :1", got)
+	}
+	if got, want := dump(s), "db2 \"{q}a\" exp=0 string \"v\"\ndb2 \"{q}b\" exp=0 string \"v\"\n"; got != want {
+		t.Errorf("keyspace:\n%s\nwant:\n%s", got, want)
+	}
+}
