@@ -2,10 +2,11 @@ package server
 
 import "time"
 
-// Cluster is the node's Raft group as the server sees it; package
-// replication implements it, and nil means the node runs alone (no
-// cluster-enabled). One group owns all 16384 slots: its leader is their
-// master and the other voters its replicas.
+// Cluster is one of the node's Raft groups as the server sees it;
+// package replication implements it, and nil means the node runs alone
+// (no cluster-enabled). A group's leader is the master of the group's
+// slots and its other voters their replicas (cluster_topology.go); with
+// SetCluster alone the one group owns all 16384 slots.
 //
 // Writes do not run on the node that receives them: the leader proposes
 // them (Propose) and every node applies them once committed (ApplyEntry),

@@ -1,8 +1,8 @@
 package server
 
 import (
-	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -10,11 +10,12 @@ import (
 	"github.com/redstream/redstream/resp"
 )
 
-// The Redis Cluster protocol for the node's one Raft group: its leader is
-// the master of all 16384 slots, the other voters its replicas, so
-// cluster-aware clients find the leader by themselves. BOOTSTRAP, ADDNODE
-// and DELNODE are redstream's: the membership changes `redstream cluster`
-// makes. Without cluster-enabled every command here answers Redis's
+// The Redis Cluster protocol over the node's Raft groups: each group's
+// leader is the master of the group's slots, its other voters the
+// replicas (cluster_topology.go), so cluster-aware clients find the
+// leaders by themselves. With one group its leader is the master of all
+// 16384 slots. BOOTSTRAP, ADDNODE and DELNODE are redstream's: the
+// membership changes `redstream cluster` makes, on the first group. Without cluster-enabled every command here answers Redis's
 // errClusterDisabled, as Redis does.
 var clusterSpecs = []spec{
 	{name: "cluster", arity: -2, group: "cluster", since: "3.0.0", summary: "A container for Redis Cluster commands."},
@@ -77,7 +78,13 @@ type clusterView struct {
 	timeout time.Duration  // cluster-node-timeout: a follower silent longer is failing
 }
 
-func viewCluster(s *Server, cl Cluster) clusterView {
+func viewCluster(s *Server, cl Cluster) clusterView { return viewGroup(s, cl, true) }
+
+// viewGroup is viewCluster; addSelf lists this node as a member even
+// when the group does not (a fresh node, in no group yet, is the first
+// group's only member). Another group that does not list this node
+// holds it as no voter: it is none of that group's members.
+func viewGroup(s *Server, cl Cluster, addSelf bool) clusterView {
 	v := clusterView{self: cl.Self(), status: cl.Status(), timeout: time.Duration(s.cfg.ClusterNodeTimeout) * time.Millisecond}
 	selfListed := false
 	for _, m := range cl.Members() {
@@ -86,7 +93,7 @@ func viewCluster(s *Server, cl Cluster) clusterView {
 		selfListed = selfListed || m.Self
 		v.members = append(v.members, m)
 	}
-	if !selfListed { // a fresh node, in no group yet
+	if !selfListed && addSelf { // a fresh node, in no group yet
 		v.self.Self = true
 		v.members = append([]ClusterMember{v.self}, v.members...)
 	}
@@ -165,124 +172,139 @@ func clusterMyIDCommand(x *Ctx, cl Cluster) {
 	x.w.BulkString(id)
 }
 
-func clusterInfoCommand(x *Ctx, cl Cluster) {
-	v := viewCluster(x.s, cl)
-	state, slots, size := "fail", 0, 0
-	if v.leader != nil {
-		state, slots, size = "ok", ClusterSlots, 1
+func clusterInfoCommand(x *Ctx, _ Cluster) {
+	t := x.s.topology()
+	served := t.slotsServed()
+	state := "ok"
+	if served == 0 || t.leaderless() {
+		state = "fail"
+	}
+	myEpoch := uint64(0)
+	if t.self != nil {
+		myEpoch = t.self.epoch()
 	}
 	var b strings.Builder
 	field(&b, "cluster_state", state)
-	field(&b, "cluster_slots_assigned", slots)
-	field(&b, "cluster_slots_ok", slots)
+	field(&b, "cluster_slots_assigned", served)
+	field(&b, "cluster_slots_ok", served)
 	field(&b, "cluster_slots_pfail", 0)
 	field(&b, "cluster_slots_fail", 0)
-	field(&b, "cluster_known_nodes", len(v.members))
-	field(&b, "cluster_size", size)
-	// Raft's term is the group's configuration epoch: each leader has
-	// its own, as each Redis master's failover bumps its epoch.
-	field(&b, "cluster_current_epoch", v.status.Term)
-	field(&b, "cluster_my_epoch", v.status.Term)
+	field(&b, "cluster_known_nodes", len(t.nodes))
+	field(&b, "cluster_size", t.masters())
+	// Raft's term is a group's configuration epoch: each leader has its
+	// own, as each Redis master's failover bumps its epoch.
+	field(&b, "cluster_current_epoch", t.epoch())
+	field(&b, "cluster_my_epoch", myEpoch)
 	field(&b, "cluster_stats_messages_sent", 0)
 	field(&b, "cluster_stats_messages_received", 0)
 	field(&b, "total_cluster_links_buffer_limit_exceeded", 0)
 	x.w.Verbatim(b.String())
 }
 
-// clusterNodesCommand writes one line per member, in Redis's format:
+// clusterNodesCommand writes one line per node, in Redis's format:
 // <id> <ip:port@cport> <flags> <master> <ping-sent> <pong-recv>
-// <config-epoch> <link-state> <slot> ...
-func clusterNodesCommand(x *Ctx, cl Cluster) {
-	v := viewCluster(x.s, cl)
+// <config-epoch> <link-state> <slot> ... (cluster_topology.go says who
+// is a master and a replica of whom).
+func clusterNodesCommand(x *Ctx, _ Cluster) {
+	t := x.s.topology()
 	var b strings.Builder
-	for _, m := range v.members {
-		host, port := hostPort(m.Addr)
-		_, busPort := hostPort(m.BusAddr)
-		var flags []string
-		if m.Self {
-			flags = append(flags, "myself")
-		}
-		master := "-"
-		if v.leader == nil || m.Leader {
-			flags = append(flags, "master")
-		} else {
-			flags = append(flags, "slave")
-			master = v.leader.ID
-		}
-		link := "connected"
-		if v.failing(m) {
-			flags = append(flags, "fail?")
-			link = "disconnected"
-		}
-		// ping-sent and pong-recv are 0: there is no gossip to time.
-		fmt.Fprintf(&b, "%s %s:%d@%d %s %s 0 0 %d %s", m.ID, host, port, busPort,
-			strings.Join(flags, ","), master, v.status.Term, link)
-		if m.Leader {
-			fmt.Fprintf(&b, " 0-%d", ClusterSlots-1)
-		}
+	for _, n := range t.nodes {
+		b.WriteString(t.nodeLine(n))
 		b.WriteByte('\n')
 	}
 	x.w.Verbatim(b.String())
 }
 
-// clusterSlotsCommand: one range, 0-16383, served by the leader and its
-// replicas; none while there is no leader.
-func clusterSlotsCommand(x *Ctx, cl Cluster) {
-	v := viewCluster(x.s, cl)
-	if v.leader == nil {
-		x.w.Array(0)
-		return
+// clusterSlotsCommand: each contiguous range of each group that has a
+// leader, in slot order, served by the leader and the group's other
+// voters; none while no group has a leader.
+func clusterSlotsCommand(x *Ctx, _ Cluster) {
+	t := x.s.topology()
+	type entry struct {
+		r  slotRange
+		gt *groupTopo
 	}
-	replicas := v.replicas()
-	x.w.Array(1)
-	x.w.Array(3 + len(replicas))
-	x.w.Int(0)
-	x.w.Int(ClusterSlots - 1)
-	for _, m := range append([]ClusterMember{*v.leader}, replicas...) {
-		host, port := hostPort(m.Addr)
-		x.w.Array(4)
-		x.w.BulkString(host)
-		x.w.Int(int64(port))
-		x.w.BulkString(m.ID)
-		x.w.Map(0) // no other endpoints: the ip is the preferred one
-	}
-}
-
-// clusterShardsCommand: the group is one shard owning every slot. With
-// no leader, each member is a master of no slots, so its own shard.
-func clusterShardsCommand(x *Ctx, cl Cluster) {
-	v := viewCluster(x.s, cl)
-	if v.leader == nil {
-		x.w.Array(len(v.members))
-		for _, m := range v.members {
-			writeShard(x.w, v, nil, []ClusterMember{m})
+	var entries []entry
+	for _, gt := range t.groups {
+		if gt.v.leader == nil {
+			continue
 		}
-		return
+		for _, r := range gt.ranges {
+			entries = append(entries, entry{r, gt})
+		}
 	}
-	x.w.Array(1)
-	writeShard(x.w, v, []int64{0, ClusterSlots - 1}, append([]ClusterMember{*v.leader}, v.replicas()...))
+	slices.SortFunc(entries, func(a, b entry) int { return a.r.first - b.r.first })
+	x.w.Array(len(entries))
+	for _, e := range entries {
+		replicas := e.gt.v.replicas()
+		x.w.Array(3 + len(replicas))
+		x.w.Int(int64(e.r.first))
+		x.w.Int(int64(e.r.last))
+		for _, m := range append([]ClusterMember{*e.gt.v.leader}, replicas...) {
+			n := t.byID[m.ID]
+			host, port := hostPort(n.m.Addr)
+			x.w.Array(4)
+			x.w.BulkString(host)
+			x.w.Int(int64(port))
+			x.w.BulkString(m.ID)
+			x.w.Map(0) // no other endpoints: the ip is the preferred one
+		}
+	}
 }
 
-func writeShard(w *resp.Writer, v clusterView, slots []int64, nodes []ClusterMember) {
+// clusterShardsCommand: one shard per node leading groups, with their
+// slots, the leader and the groups' other voters; then each node in no
+// such shard (its groups have no leader) as a master of no slots, its
+// own shard.
+func clusterShardsCommand(x *Ctx, _ Cluster) {
+	t := x.s.topology()
+	var alone []*topoNode
+	for _, n := range t.nodes {
+		in := false
+		for _, sh := range t.shards {
+			in = in || sh.leader == n || slices.Contains(sh.replicas, n)
+		}
+		if !in {
+			alone = append(alone, n)
+		}
+	}
+	x.w.Array(len(t.shards) + len(alone))
+	for _, sh := range t.shards {
+		writeShardHead(x.w, sh.leader.ranges, 1+len(sh.replicas))
+		writeShardNode(x.w, sh.groups[0].v, sh.leader.member(sh.groups[0]), "master")
+		for _, r := range sh.replicas {
+			for _, gt := range sh.groups { // the first of the shard's groups it votes in
+				if slices.Contains(r.groups, gt) {
+					writeShardNode(x.w, gt.v, r.member(gt), "replica")
+					break
+				}
+			}
+		}
+	}
+	for _, n := range alone {
+		writeShardHead(x.w, nil, 1)
+		writeShardNode(x.w, n.groups[0].v, n.member(n.groups[0]), "master")
+	}
+}
+
+// writeShardHead starts a shard: its slot ranges, then nodes nodes
+// follow (writeShardNode).
+func writeShardHead(w *resp.Writer, ranges []slotRange, nodes int) {
 	w.Map(2)
 	w.BulkString("slots")
-	w.Array(len(slots))
-	for _, s := range slots {
-		w.Int(s)
+	w.Array(2 * len(ranges))
+	for _, r := range ranges {
+		w.Int(int64(r.first))
+		w.Int(int64(r.last))
 	}
 	w.BulkString("nodes")
-	w.Array(len(nodes))
-	for _, m := range nodes {
-		writeShardNode(w, v, m)
-	}
+	w.Array(nodes)
 }
 
-func writeShardNode(w *resp.Writer, v clusterView, m ClusterMember) {
+// writeShardNode writes m, a member of the group v is a view of, with
+// its role in the shard.
+func writeShardNode(w *resp.Writer, v clusterView, m ClusterMember, role string) {
 	host, port := hostPort(m.Addr)
-	role := "master"
-	if v.leader != nil && !m.Leader {
-		role = "replica"
-	}
 	offset, known := v.offset(m)
 	health := "online"
 	if role == "replica" && known && offset == 0 {
@@ -326,7 +348,23 @@ func clusterCountKeysCommand(x *Ctx, _ Cluster) {
 	if !ok {
 		return
 	}
-	x.w.Int(int64(countKeysInSlot(x.db, slot)))
+	db := x.s.slotDB(slot)
+	if db == nil {
+		x.w.Int(0)
+		return
+	}
+	x.w.Int(int64(countKeysInSlot(db, slot)))
+}
+
+// slotDB is the database of slot's group, where its keys are; nil if
+// this node does not host the group (it has none of the slot's keys).
+// Lock should be held.
+func (s *Server) slotDB(slot int) *DB {
+	g := s.groupOfSlot(slot)
+	if g == nil {
+		return nil
+	}
+	return s.shard.dbs[g.db]
 }
 
 func clusterGetKeysCommand(x *Ctx, _ Cluster) {
@@ -340,7 +378,10 @@ func clusterGetKeysCommand(x *Ctx, _ Cluster) {
 		x.error(errInvalidSlotKeys)
 		return
 	}
-	keys := keysInSlot(x.db, int(slot), count)
+	var keys []string
+	if db := x.s.slotDB(int(slot)); db != nil {
+		keys = keysInSlot(db, int(slot), count)
+	}
 	x.w.Array(len(keys))
 	for _, k := range keys {
 		x.w.BulkString(k)
@@ -464,6 +505,6 @@ func readwriteCommand(x *Ctx, _ Cluster) {
 	x.w.OK()
 }
 
-// askingCommand: one group owns every slot, so no slot is ever migrating
-// and there is no -ASK to follow; it is accepted for clients that send it.
+// askingCommand: slots do not move between groups yet, so no slot is
+// ever migrating and there is no -ASK to follow; it is accepted for clients that send it.
 func askingCommand(x *Ctx, _ Cluster) { x.w.OK() }
