@@ -49,6 +49,9 @@ type proposal struct {
 	// number (the reply's array header), the last ends the wait.
 	txHead         int
 	txPart, txLast bool
+	// fan: one of the proposals of a command sent to several groups
+	// (keyless.go), answered once all of them are done.
+	fan *fanout
 }
 
 // pendingRead is a read waiting for its pass's leadership check.
@@ -106,7 +109,11 @@ func (c *Client) routeInCluster(cmd *Command, argv [][]byte, g *clusterGroup, sl
 	}
 	write := cmd.Flags&FlagWrite != 0
 	if slot < 0 && !write {
-		return false // PING, INFO, CLUSTER ...: this node's own
+		return false // PING, INFO, CLUSTER, DBSIZE ...: this node's own (keyless.go)
+	}
+	if slot < 0 && isFlush(cmd) {
+		s.proposeToLed(c, argv, s.shard.nowFrom(start)) // each group's database (keyless.go)
+		return true
 	}
 	if g == nil {
 		c.reject(s.slotRedirect(slot))
@@ -397,6 +404,10 @@ func (s *Server) failProposal(o proposal, msg string) {
 	if c == nil || o.txPart && !o.txLast {
 		return // the server's own write; a transaction is answered once
 	}
+	if o.fan != nil {
+		s.fanFailed(o, msg)
+		return
+	}
 	if o.waiter {
 		if b := c.blocked; b != nil && b.inflight {
 			b.inflight = false
@@ -517,6 +528,10 @@ func (s *Server) answerApplied(o proposal, x *Ctx) {
 	c := o.c
 	if c == nil {
 		return // the server's own write (giveBack)
+	}
+	if o.fan != nil {
+		s.fanApplied(o, x)
+		return
 	}
 	if o.waiter {
 		b := c.blocked
