@@ -317,6 +317,9 @@ func TestFlushallGoesToEachLedGroup(t *testing.T) {
 	if got := a.readReply(); got != "+OK\r\n" {
 		t.Fatalf("SET answered %q", got)
 	}
+	if stats := a.do("INFO", "commandstats"); !strings.Contains(stats, "cmdstat_flushall:calls=1,") {
+		t.Errorf("FLUSHALL is not counted once:\n%s", stats)
+	}
 	var want strings.Builder
 	want.WriteString("db0 \"a\" exp=0 string \"1\"\n")
 	for _, key := range sorted(k.keys[3]) {

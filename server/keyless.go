@@ -185,10 +185,10 @@ func (s *Server) proposeToLed(c *Client, argv [][]byte, now int64) {
 		return
 	}
 	f := &fanout{left: len(led)}
-	for _, g := range led {
+	for i, g := range led {
 		p := &g.prop
 		p.recs = append(p.recs, Record{Time: now, DB: c.db, Argv: cloneArgv(argv)})
-		p.owners = append(p.owners, proposal{c: c, proto: c.out.Proto, fan: f})
+		p.owners = append(p.owners, proposal{c: c, proto: c.out.Proto, fan: f, uncounted: i > 0})
 	}
 	c.awaiting++
 	// The groups commit independently: a write behind this one, even to

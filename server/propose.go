@@ -52,6 +52,9 @@ type proposal struct {
 	// fan: one of the proposals of a command sent to several groups
 	// (keyless.go), answered once all of them are done.
 	fan *fanout
+	// uncounted: applied without counting a call in INFO, as a record
+	// nobody here waits on is (a fanned-out command counts once).
+	uncounted bool
 }
 
 // pendingRead is a read waiting for its pass's leadership check.
@@ -503,8 +506,11 @@ func (s *Server) ApplyEntryAt(base int, data []byte) error {
 		if owners != nil {
 			o = &owners[i]
 			proto, mode = int(protos[i]&^protoInTx), applyOwned
-			if inTx {
+			switch {
+			case inTx:
 				mode = applyInExec
+			case o.uncounted:
+				mode = applyReplay
 			}
 		} else if inTx && !s.isWrite(rec.Argv) {
 			continue // a transaction's read: only its client needs its reply
