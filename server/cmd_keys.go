@@ -97,29 +97,32 @@ func typeCommand(x *Ctx) {
 	x.w.Status(typeName(o))
 }
 
+// keysCommand, randomkeyCommand, scanCommand and DBSIZE cover the
+// client's database, or in cluster mode the databases of the groups the
+// node serves keyless reads for (keyless.go).
 func keysCommand(x *Ctx) {
 	mark := x.w.Mark()
 	n := 0
 	pattern := x.argv[1]
 	all := len(pattern) == 1 && pattern[0] == '*'
-	for key, o := range x.db.keys {
-		if o.expireAt != 0 && o.expireAt <= x.now {
-			continue
-		}
-		if all || globMatch(pattern, []byte(key), false) {
-			x.w.BulkString(key)
-			n++
+	for _, db := range x.keylessDBs() {
+		for key, o := range db.keys {
+			if o.expireAt != 0 && o.expireAt <= x.now {
+				continue
+			}
+			if all || globMatch(pattern, []byte(key), false) {
+				x.w.BulkString(key)
+				n++
+			}
 		}
 	}
 	x.w.InsertLen(mark, '*', n)
 }
 
 func randomkeyCommand(x *Ctx) {
-	for key, o := range x.db.keys { // map order is random
-		if o.expireAt == 0 || o.expireAt > x.now {
-			x.w.BulkString(key)
-			return
-		}
+	if key, ok := randomKey(x.keylessDBs(), x.now); ok {
+		x.w.BulkString(key)
+		return
 	}
 	x.w.Null()
 }
@@ -181,33 +184,18 @@ func scanCommand(x *Ctx) {
 // with the cursor to resume from: the order hash of the first key not
 // visited, which is above the last one visited and so never 0; 0 when
 // the walk is complete. Nothing here assumes the hashes are spread
-// evenly: a slot's keys share their top bits (orderHash).
+// evenly: a slot's keys share their top bits (orderHash). In cluster
+// mode the walk crosses the databases of the groups it covers, slot by
+// slot (walkGroups).
 func (x *Ctx) scanPage(cursor uint64, count int, match []byte, typ string) ([]string, uint64) {
-	var out []string
-	visited := 0
-	next := uint64(0)
-	lastHash, started := uint64(0), false
-	x.db.order.AscendGreaterOrEqual(scanEntry{hash: cursor}, func(e scanEntry) bool {
-		if visited >= count && (!started || e.hash != lastHash) {
-			next = e.hash
-			return false
-		}
-		visited++
-		lastHash, started = e.hash, true
-		o := x.db.keys[e.key]
-		if o.expireAt != 0 && o.expireAt <= x.now {
-			return true
-		}
-		if match != nil && !globMatch(match, []byte(e.key), false) {
-			return true
-		}
-		if typ != "" && !matchType(o, typ) {
-			return true
-		}
-		out = append(out, e.key)
-		return true
-	})
-	return out, next
+	sc := &scan{count: count, match: match, typ: typ, now: x.now}
+	var next uint64
+	if x.s.cluster != nil {
+		next = x.walkGroups(sc, cursor)
+	} else {
+		next = sc.walk(x.db, cursor, ClusterSlots-1)
+	}
+	return sc.out, next
 }
 
 // knownTypeName reports the type names Redis knows, whether or not

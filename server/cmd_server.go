@@ -458,7 +458,13 @@ func timeCommand(x *Ctx) {
 	x.w.BulkInt(int64(now.Nanosecond() / 1000))
 }
 
-func dbsizeCommand(x *Ctx) { x.w.Int(int64(x.db.Len())) }
+func dbsizeCommand(x *Ctx) {
+	n := 0
+	for _, db := range x.keylessDBs() {
+		n += db.Len()
+	}
+	x.w.Int(int64(n))
+}
 
 // flushMode validates the optional ASYNC|SYNC argument.
 func flushMode(x *Ctx) bool {
@@ -482,8 +488,15 @@ func flushallCommand(x *Ctx) {
 	if !flushMode(x) {
 		return
 	}
-	for _, db := range x.db.shard.dbs {
-		x.s.flush(db)
+	if x.s.cluster != nil {
+		// The entry of one group's log: it empties that group's database,
+		// the only one its clients see (keyless.go). The others are other
+		// groups' state, which their own logs change.
+		x.s.flush(x.db)
+	} else {
+		for _, db := range x.db.shard.dbs {
+			x.s.flush(db)
+		}
 	}
 	x.dirty++
 	x.w.OK()

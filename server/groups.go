@@ -31,7 +31,9 @@ type clusterGroup struct {
 }
 
 // firstGroup is the group SetCluster installs: the one group of a
-// one-group cluster, and where keyless writes (FLUSHALL) go for now.
+// one-group cluster, and where a write or transaction without keys goes
+// (FLUSHDB and FLUSHALL alone go to every group this node leads:
+// keyless.go).
 const firstGroup uint16 = 1
 
 // HostGroup makes this node hold group id's state in database db, with c

@@ -30,7 +30,7 @@ var infoSections = []struct {
 	{"commandstats", false, infoCommandstats},
 	{"errorstats", true, infoErrorstats},
 	{"cluster", true, infoCluster},
-	{"keyspace", true, infoKeyspace},
+	{"keyspace", true, nil}, // infoKeyspace: it depends on the client too
 }
 
 func infoCommand(x *Ctx) {
@@ -59,7 +59,11 @@ func infoCommand(x *Ctx) {
 			title = "CPU"
 		}
 		b.WriteString("# " + title + "\r\n")
-		sec.printer(x.s, &b)
+		if sec.printer == nil {
+			infoKeyspace(x, &b)
+		} else {
+			sec.printer(x.s, &b)
+		}
 	}
 	x.w.Verbatim(b.String())
 }
@@ -342,7 +346,22 @@ func infoErrorstats(s *Server, b *strings.Builder) {
 	}
 }
 
-func infoKeyspace(s *Server, b *strings.Builder) {
+// infoKeyspace has a line for each database with keys; in cluster mode,
+// one, db0's, over the databases the client's keyless reads cover
+// (keyless.go): database 0 is all its clients see.
+func infoKeyspace(x *Ctx, b *strings.Builder) {
+	s := x.s
+	if s.cluster != nil {
+		keys, expires := 0, 0
+		for _, db := range x.keylessDBs() {
+			keys += db.Len()
+			expires += len(db.expires)
+		}
+		if keys > 0 {
+			fmt.Fprintf(b, "db0:keys=%d,expires=%d,avg_ttl=0,subexpiry=0\r\n", keys, expires)
+		}
+		return
+	}
 	for _, db := range s.shard.dbs {
 		if db.Len() == 0 {
 			continue

@@ -49,6 +49,12 @@ type proposal struct {
 	// number (the reply's array header), the last ends the wait.
 	txHead         int
 	txPart, txLast bool
+	// fan: one of the proposals of a command sent to several groups
+	// (keyless.go), answered once all of them are done.
+	fan *fanout
+	// uncounted: applied without counting a call in INFO, as a record
+	// nobody here waits on is (a fanned-out command counts once).
+	uncounted bool
 }
 
 // pendingRead is a read waiting for its pass's leadership check.
@@ -106,7 +112,11 @@ func (c *Client) routeInCluster(cmd *Command, argv [][]byte, g *clusterGroup, sl
 	}
 	write := cmd.Flags&FlagWrite != 0
 	if slot < 0 && !write {
-		return false // PING, INFO, CLUSTER ...: this node's own
+		return false // PING, INFO, CLUSTER, DBSIZE ...: this node's own (keyless.go)
+	}
+	if slot < 0 && isFlush(cmd) {
+		s.proposeToLed(c, argv, s.shard.nowFrom(start)) // each group's database (keyless.go)
+		return true
 	}
 	if g == nil {
 		c.reject(s.slotRedirect(slot))
@@ -397,6 +407,10 @@ func (s *Server) failProposal(o proposal, msg string) {
 	if c == nil || o.txPart && !o.txLast {
 		return // the server's own write; a transaction is answered once
 	}
+	if o.fan != nil {
+		s.fanFailed(o, msg)
+		return
+	}
 	if o.waiter {
 		if b := c.blocked; b != nil && b.inflight {
 			b.inflight = false
@@ -492,8 +506,11 @@ func (s *Server) ApplyEntryAt(base int, data []byte) error {
 		if owners != nil {
 			o = &owners[i]
 			proto, mode = int(protos[i]&^protoInTx), applyOwned
-			if inTx {
+			switch {
+			case inTx:
 				mode = applyInExec
+			case o.uncounted:
+				mode = applyReplay
 			}
 		} else if inTx && !s.isWrite(rec.Argv) {
 			continue // a transaction's read: only its client needs its reply
@@ -517,6 +534,10 @@ func (s *Server) answerApplied(o proposal, x *Ctx) {
 	c := o.c
 	if c == nil {
 		return // the server's own write (giveBack)
+	}
+	if o.fan != nil {
+		s.fanApplied(o, x)
+		return
 	}
 	if o.waiter {
 		b := c.blocked
