@@ -14,10 +14,20 @@ import "fmt"
 //
 // Clients in cluster mode see database 0 only (SELECT is refused), so a
 // client's records always carry database 0 and the group's database is
-// where its log applies them. One lock still guards every group's state:
-// a node applies a few µs of work per write, so the lock is not what
-// limits it, and keeping one keeps the event loop, SCAN order, expiry,
-// blocking and snapshots as they are.
+// where its log applies them.
+//
+// Why not one keyspace shared by the groups on a node: during a slot
+// move a key is copied into the target group before the source deletes
+// it (replication/PARTITIONS.md §5); a node voting in both groups would
+// hold the key twice in one keyspace, and the source's delete would
+// remove the target's copy. And a group's snapshot and restore must cover
+// exactly its own state (replication's fsm: FreezeDBs, RestoreDBs of its
+// database).
+//
+// Why not one shard (lock and event loop) per group: a node applies a few
+// µs of work per write, so its one lock is not what limits it, and
+// keeping one keeps the event loop and the per-database machinery (SCAN
+// order, the expire cycle, blocking queues, snapshot walks) as they are.
 //
 // With SetCluster alone the node hosts group 1, database 0, every slot:
 // the one-group cluster.

@@ -15,7 +15,9 @@ import (
 //     as a Redis Cluster primary answers for its own. A client that sent
 //     READONLY reads stale data from followers on purpose, as it would
 //     from a Redis Cluster replica, so for it they cover every group the
-//     node hosts. A client that sums DBSIZE over the nodes that lead
+//     node hosts; and so they do on a node that leads no group, which is
+//     a replica only and answers from its copy, as a Redis Cluster
+//     replica does. A client that sums DBSIZE over the nodes that lead
 //     (the cluster's primaries) so counts each key once.
 //   - FLUSHDB and FLUSHALL are proposed to each group this node leads,
 //     and each group's entry empties that group's database alone; the
@@ -28,7 +30,18 @@ import (
 // keylessCovers reports whether a keyless read of x covers group g's
 // database. Lock should be held.
 func (x *Ctx) keylessCovers(g *clusterGroup) bool {
-	return g != nil && (g.cl.Leading() || x.c != nil && x.c.readonly)
+	return g != nil && (g.cl.Leading() || x.c != nil && x.c.readonly || !x.s.leadsAnyGroup())
+}
+
+// leadsAnyGroup reports whether this node leads one of the groups it
+// hosts. Lock should be held.
+func (s *Server) leadsAnyGroup() bool {
+	for _, g := range s.groups {
+		if g.cl.Leading() {
+			return true
+		}
+	}
+	return false
 }
 
 // keylessDBs are the databases a keyless read of x covers: x's own
