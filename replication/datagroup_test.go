@@ -16,28 +16,8 @@ import (
 // node; the other nodes redirect q to group 2's leader, and node 1
 // redirects group 1's keys to node 0.
 func TestNodesServeKeysOfTwoGroups(t *testing.T) {
-	started := startGroup(t)
-	var voters []server.ClusterMember
-	for _, n := range started {
-		voters = append(voters, n.node.Self())
-	}
-	var nodes []*groupNode
-	for _, n := range started {
-		g, err := n.node.HostDataGroup(2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := g.Bootstrap(voters); err != nil {
-			t.Fatal(err)
-		}
-		nodes = append(nodes, &groupNode{testNode: n})
-	}
 	q := []byte("q")
-	for _, n := range nodes {
-		if err := n.srv.AssignSlots(server.KeySlot(q), server.KeySlot(q), 2); err != nil {
-			t.Fatal(err)
-		}
-	}
+	nodes := startDataGroups(t, slotRange{server.KeySlot(q), server.KeySlot(q), 2})
 	groupLeader(t, nodes, 2)
 	moveLeadership(t, nodes, 2, nodes[1])
 	ctx := context.Background()
@@ -79,6 +59,45 @@ func TestNodesServeKeysOfTwoGroups(t *testing.T) {
 			}
 		}
 	}
+}
+
+// slotRange is slots first..last, given to group id.
+type slotRange struct {
+	first, last int
+	id          uint16
+}
+
+// startDataGroups starts three nodes of one main group (group 1, led by
+// the first), each hosting a data group for every range's group, all
+// three its voters, and gives each range to its group on every node.
+func startDataGroups(t *testing.T, ranges ...slotRange) []*groupNode {
+	t.Helper()
+	started := startGroup(t)
+	var voters []server.ClusterMember
+	for _, n := range started {
+		voters = append(voters, n.node.Self())
+	}
+	var nodes []*groupNode
+	for _, n := range started {
+		opened := map[uint16]bool{}
+		for _, r := range ranges {
+			if !opened[r.id] {
+				opened[r.id] = true
+				g, err := n.node.HostDataGroup(r.id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := g.Bootstrap(voters); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := n.srv.AssignSlots(r.first, r.last, r.id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		nodes = append(nodes, &groupNode{testNode: n})
+	}
+	return nodes
 }
 
 // keysIn lists database db's keys, comma-separated, in the server's order.

@@ -21,32 +21,7 @@ import (
 // meeting a -MOVED. (rueidis keys its shards by master address: were
 // node 1's two groups two shards, one's slots would be lost.)
 func TestClusterClientsRouteToEachGroupsLeader(t *testing.T) {
-	started := startGroup(t)
-	var voters []server.ClusterMember
-	for _, n := range started {
-		voters = append(voters, n.node.Self())
-	}
-	var nodes []*groupNode
-	for _, n := range started {
-		for _, id := range []uint16{2, 3} {
-			g, err := n.node.HostDataGroup(id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := g.Bootstrap(voters); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, a := range []struct {
-			first, last int
-			id          uint16
-		}{{5461, 10922, 2}, {10923, 16383, 3}} {
-			if err := n.srv.AssignSlots(a.first, a.last, a.id); err != nil {
-				t.Fatal(err)
-			}
-		}
-		nodes = append(nodes, &groupNode{testNode: n})
-	}
+	nodes := startDataGroups(t, slotRange{5461, 10922, 2}, slotRange{10923, 16383, 3})
 	moveLeadership(t, nodes, 1, nodes[0])
 	moveLeadership(t, nodes, 2, nodes[1])
 	moveLeadership(t, nodes, 3, nodes[1])

@@ -10,14 +10,7 @@ import (
 // replies before it is proposed, since the two groups commit
 // independently and the second could be answered first.
 func TestRepliesKeepOrderAcrossGroups(t *testing.T) {
-	s, lc := newLogCluster(t)
-	lc2 := lc.another(2)
-	if err := s.HostGroup(2, 2, lc2); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.AssignSlots(KeySlot([]byte("q")), KeySlot([]byte("q")), 2); err != nil {
-		t.Fatal(err)
-	}
+	s, lc, lc2 := twoGroups(t, "q")
 	a := connect(t, s)
 	// One write, so that one turn reads both: the first to group 2, the
 	// second, to group 1, must wait for the first's reply.
@@ -78,16 +71,8 @@ func TestRefusalBehindProposalsKeepsOrder(t *testing.T) {
 // WAIT counts the followers of the group the connection last wrote to,
 // the first group's for a connection that wrote nothing.
 func TestWaitCountsTheLastWrittenGroup(t *testing.T) {
-	s, lc := newLogCluster(t)
-	lc.replicas = 2
-	lc2 := lc.another(2)
-	lc2.replicas = 1
-	if err := s.HostGroup(2, 2, lc2); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.AssignSlots(KeySlot([]byte("q")), KeySlot([]byte("q")), 2); err != nil {
-		t.Fatal(err)
-	}
+	s, lc, lc2 := twoGroups(t, "q")
+	lc.replicas, lc2.replicas = 2, 1
 	a, b := connect(t, s), connect(t, s)
 	a.write("RPUSH", "q", "x")
 	lc2.commit(t)
@@ -105,14 +90,7 @@ func TestWaitCountsTheLastWrittenGroup(t *testing.T) {
 // COPY ... DB 0, the only database a cluster client has, copies within
 // the key's group's database, whichever group that is.
 func TestCopyToDatabaseZeroStaysInTheGroup(t *testing.T) {
-	s, lc := newLogCluster(t)
-	lc2 := lc.another(2)
-	if err := s.HostGroup(2, 2, lc2); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.AssignSlots(KeySlot([]byte("{q}a")), KeySlot([]byte("{q}a")), 2); err != nil {
-		t.Fatal(err)
-	}
+	s, _, lc2 := twoGroups(t, "{q}a")
 	a := connect(t, s)
 	a.write("SET", "{q}a", "v")
 	lc2.commit(t)
@@ -127,4 +105,20 @@ func TestCopyToDatabaseZeroStaysInTheGroup(t *testing.T) {
 	if got, want := dump(s), "db2 \"{q}a\" exp=0 string \"v\"\ndb2 \"{q}b\" exp=0 string \"v\"\n"; got != want {
 		t.Errorf("keyspace:\n%s\nwant:\n%s", got, want)
 	}
+}
+
+// twoGroups is a node leading two groups: group 1 (database 0, lc) and
+// group 2 (database 2, lc2), which owns the slot of key.
+func twoGroups(t *testing.T, key string) (*Server, *logCluster, *logCluster) {
+	t.Helper()
+	s, lc := newLogCluster(t)
+	lc2 := lc.another(2)
+	if err := s.HostGroup(2, 2, lc2); err != nil {
+		t.Fatal(err)
+	}
+	slot := KeySlot([]byte(key))
+	if err := s.AssignSlots(slot, slot, 2); err != nil {
+		t.Fatal(err)
+	}
+	return s, lc, lc2
 }

@@ -572,14 +572,7 @@ func TestReplyOffSilencesATransaction(t *testing.T) {
 // record of database 0 applied at base 2 is in database 2, on the leader
 // (which answers its client) and on a follower alike.
 func TestWritesGoToTheirSlotsGroup(t *testing.T) {
-	s, lc := newLogCluster(t)
-	lc2 := lc.another(2)
-	if err := s.HostGroup(2, 2, lc2); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.AssignSlots(KeySlot([]byte("q")), KeySlot([]byte("q")), 2); err != nil {
-		t.Fatal(err)
-	}
+	s, lc, lc2 := twoGroups(t, "q")
 	a := connect(t, s)
 	a.write("RPUSH", "q", "x", "y")
 	if got := lc2.commit(t); got != `["RPUSH" "q" "x" "y"]` {
