@@ -26,15 +26,19 @@ func slowFsyncs(t *testing.T, s *Server, d time.Duration) {
 		t.Skipf("strace: %v", err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGINT); _ = cmd.Wait() })
+	// strace attaches to each of the server's threads in turn: on a busy
+	// machine that took longer than 20 quick writes, so the probe writes
+	// until a deadline instead of a count.
 	raw := s.Raw(t)
-	for i := range 20 {
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; time.Now().Before(deadline); i++ {
 		start := time.Now()
 		raw.Do("SET", "strace-probe", strconv.Itoa(i))
 		if time.Since(start) >= d*3/4 {
 			return
 		}
 	}
-	t.Fatalf("fsyncs are not slowed by %v after 20 writes: strace did not attach", d)
+	t.Fatalf("fsyncs are not slowed by %v after 10 s of writes: strace did not attach", d)
 }
 
 // readSlack is how much earlier than A's acknowledgement B's reply may
