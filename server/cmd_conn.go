@@ -189,9 +189,9 @@ func helloCommand(x *Ctx) {
 	w.BulkString("id")
 	w.Int(c.id)
 	mode, role := "standalone", "master"
-	if cl := x.s.cluster; cl != nil {
+	if x.s.cluster != nil {
 		mode = "cluster"
-		if !cl.Leading() {
+		if !x.s.leadsAnyGroup() {
 			role = "replica"
 		}
 	}

@@ -588,7 +588,9 @@ func slowlogHelpCommand(x *Ctx) {
 // match index as the acknowledged offset (INFO replication's slaveN
 // offset), and a follower is a slave of the leader: "connected" while it
 // knows one, "connect" while an election runs. Offsets are Raft log
-// indexes.
+// indexes. A node hosting several groups answers for the first group it
+// leads, and is a slave of the first group's leader if it leads none, as
+// CLUSTER NODES shows it.
 func roleCommand(x *Ctx) {
 	w := x.w
 	if x.s.cluster == nil {
@@ -598,7 +600,14 @@ func roleCommand(x *Ctx) {
 		w.Array(0)
 		return
 	}
-	v := viewCluster(x.s, x.s.cluster)
+	cl := x.s.cluster
+	for _, g := range x.s.groups {
+		if g.cl.Leading() { // a node that leads any group is a master (cluster_topology.go)
+			cl = g.cl
+			break
+		}
+	}
+	v := viewCluster(x.s, cl)
 	st := v.status
 	if st.Role == "leader" {
 		w.Array(3)

@@ -122,3 +122,22 @@ func twoGroups(t *testing.T, key string) (*Server, *logCluster, *logCluster) {
 	}
 	return s, lc, lc2
 }
+
+// A node that leads any of its groups is a master to HELLO and ROLE, as
+// CLUSTER NODES shows it, though it follows the first group; one that
+// leads none is a replica.
+func TestLeadingAnyGroupIsMaster(t *testing.T) {
+	s, lc, lc2 := twoGroups(t, "q")
+	lc.set(func() { lc.deposed, lc.status.Role = true, "follower" })
+	a := connect(t, s)
+	if got := a.do("HELLO", "2"); !strings.Contains(got, "$4\r\nrole\r\n$6\r\nmaster\r\n") {
+		t.Errorf("HELLO leading group 2 only = %q, want role master", got)
+	}
+	if got := a.do("ROLE"); !strings.HasPrefix(got, "*3\r\n$6\r\nmaster\r\n") {
+		t.Errorf("ROLE leading group 2 only = %q, want master", got)
+	}
+	lc2.set(func() { lc2.deposed = true })
+	if got := a.do("HELLO", "2"); !strings.Contains(got, "$4\r\nrole\r\n$7\r\nreplica\r\n") {
+		t.Errorf("HELLO leading nothing = %q, want role replica", got)
+	}
+}
