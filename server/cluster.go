@@ -119,17 +119,20 @@ func (c *Client) sameSlot(cmd *Command, argv [][]byte) (slot int, ok bool) {
 }
 
 // commandSlot returns the slot argv's keys hash to, starting from slot
-// (-1: none yet), and false when they hash to more than one.
+// (-1: none yet), and false when they hash to more than one. It runs for
+// every command in cluster mode, and twice for a pipelined write
+// (proposable, then dispatch), so it walks the keys without listing them.
 func commandSlot(cmd *Command, argv [][]byte, slot int) (int, bool) {
-	if cmd.First == 0 && cmd.Keys == nil {
-		return slot, true
-	}
-	for _, k := range cmd.keyPositions(argv) {
+	ok := cmd.eachKey(argv, func(k int) bool {
 		ks := KeySlot(argv[k])
 		if slot >= 0 && ks != slot {
-			return 0, false
+			return false
 		}
 		slot = ks
+		return true
+	})
+	if !ok {
+		return 0, false
 	}
 	return slot, true
 }

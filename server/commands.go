@@ -104,21 +104,37 @@ func (c *Command) timeoutReply(w *resp.Writer) {
 
 // keyPositions returns the indexes of argv that are keys.
 func (c *Command) keyPositions(argv [][]byte) []int {
+	var pos []int
+	c.eachKey(argv, func(i int) bool { pos = append(pos, i); return true })
+	return pos
+}
+
+// eachKey calls fn with each index of argv that is a key, in order, until
+// fn returns false, and reports whether it went through them all. The
+// common first/last/step layout is walked without a list: cluster mode
+// asks every command's keys for their slot.
+func (c *Command) eachKey(argv [][]byte, fn func(int) bool) bool {
 	if c.Keys != nil {
-		return c.Keys.find(argv)
+		for _, i := range c.Keys.find(argv) {
+			if !fn(i) {
+				return false
+			}
+		}
+		return true
 	}
 	if c.First == 0 {
-		return nil
+		return true
 	}
 	last := c.Last
 	if last < 0 {
 		last = len(argv) + last
 	}
-	var pos []int
 	for i := c.First; i <= last && i < len(argv); i += c.Step {
-		pos = append(pos, i)
+		if !fn(i) {
+			return false
+		}
 	}
-	return pos
+	return true
 }
 
 // aclCategories derives Redis's ACL categories from flags and group.
