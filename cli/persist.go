@@ -329,11 +329,15 @@ func (d *durability) BackgroundSave(snap *server.Snapshot) error {
 		defer snap.Close() // a save that stops early must release the writers
 		start := time.Now()
 		err := d.saveFile(snap, stop)
-		d.saved(start, err, true)
 		d.jobs.Done() // before the server's lock: BeginShutdown waits for this with it held
 		if err == nil {
+			// The changes leave rdb_changes_since_last_save before INFO
+			// stops showing the save, as Redis's parent resets dirty when
+			// it reaps the child: a client that saw the save end never
+			// sees its changes still counted.
 			d.srv.Saved(snap)
 		}
+		d.saved(start, err, true)
 	}()
 	return nil
 }

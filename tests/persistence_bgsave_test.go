@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestPersistBGSAVEPointInTime: BGSAVE keeps answering writes while it
@@ -127,5 +129,65 @@ func TestPersistStaleSaveTemps(t *testing.T) {
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("%s was removed although its process runs: %v", live, err)
+	}
+}
+
+// TestPersistBGSAVEEndsWithItsChanges: the moment INFO stops showing a
+// background save, rdb_changes_since_last_save no longer counts what it
+// saved — as Redis's parent reaps its child and resets dirty in one step.
+// A second client keeps the event loop busy with reads, so a save that
+// ends between the two (the bug) shows within a few rounds.
+func TestPersistBGSAVEEndsWithItsChanges(t *testing.T) {
+	t.Parallel()
+	s := StartServerIn(t, t.TempDir(), "--appendonly", "no", "--save", "")
+	raw, busy := s.Raw(t), s.Raw(t)
+	var fill []string
+	for i := range 2000 {
+		fill = append(fill, strconv.Itoa(i))
+	}
+	if r := raw.Do(append([]string{"RPUSH", "reads"}, fill...)...); r.Int != 2000 {
+		t.Fatalf("RPUSH = %s", r)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // reads only: they change nothing a save counts
+		defer close(done)
+		reads := strings.Repeat(Encode("LRANGE", "reads", "0", "-1"), 8)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			busy.Send(reads)
+			for range 8 {
+				busy.Read()
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+
+	for round := range 40 {
+		for i := range 5 {
+			if r := raw.Do("SET", "k"+strconv.Itoa(i), strconv.Itoa(round)); r.Str != "OK" {
+				t.Fatalf("SET = %s", r)
+			}
+		}
+		if r := raw.Do("BGSAVE"); r.Str != "Background saving started" {
+			t.Fatalf("round %d: BGSAVE = %s", round, r)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			info := raw.Do("INFO", "persistence").Str // one reply: both fields from one instant
+			if strings.Contains(info, "rdb_bgsave_in_progress:0\r\n") {
+				if !strings.Contains(info, "rdb_changes_since_last_save:0\r\n") {
+					t.Fatalf("round %d: the save is over but its changes still count:\n%s", round, info)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the save never ended", round)
+			}
+		}
 	}
 }
