@@ -16,7 +16,9 @@ and calls Map.Apply, in log order. An op that Apply refuses changes nothing
 (not even Epoch), and refuses alike on every node, so the map never forks.
 Snapshots of the metadata group are Map.Encode; restoring one is DecodeMap.
 Every node renders CLUSTER SLOTS, SHARDS and NODES from its map (Ranges,
-Groups, Nodes), naming each group's current leader as master.
+Groups, Nodes), naming each group's current leader (Leader) as master,
+also for groups the node does not host: each group's leader records
+itself with SetLeader once elected.
 
 	m := new(slotmap.Map)
 	m.AddNode(slotmap.Node{ID: id, Addr: "10.0.0.1:6379", BusAddr: "10.0.0.1:16379"})
@@ -33,6 +35,12 @@ Groups, Nodes), naming each group's current leader as master.
   - Every voter of a group is a known node, listed once; a group has at
     least one voter. A node that is a voter cannot be removed, nor a group
     that owns slots or is a move's target.
+  - A group has at most one recorded leader, with the Raft term it leads
+    in (1 or more); that leader is one of its voters. Terms recorded for a
+    group only grow, and each names one leader. Removing the group drops
+    its record (a group created again under its ID is a new Raft group,
+    whose terms start over); a SetVoters that drops the leader clears the
+    leader but keeps the term.
   - Node IDs are 40 characters of [0-9a-z] (what CLUSTER ADDNODE accepts),
     addresses host:port with a port of 1..65535, group IDs 1..65535.
 
@@ -64,6 +72,11 @@ An Op, one Raft entry:
 	7 finish-move        ranges
 	8 abort-move         ranges
 	9 set-voters         group u16 | voters
+	10 set-leader        id string | group u16 | term u64
+
+Every kind writes its fields in one order shared by all kinds (node, node
+ID, group, voters, ranges, term), so set-leader's node ID comes before its
+group.
 
 So "assign slots 0-5460 to group 1" is
 
@@ -77,19 +90,22 @@ So "assign slots 0-5460 to group 1" is
 
 A Map, one snapshot:
 
-	+---------+-------+-------+--------+--------+-------+
-	| version | epoch | nodes | groups | owners | moves |
-	+---------+-------+-------+--------+--------+-------+
+	+---------+-------+-------+--------+--------+-------+---------+
+	| version | epoch | nodes | groups | owners | moves | leaders |
+	+---------+-------+-------+--------+--------+-------+---------+
 	   u8       u64
 
 	nodes    count u32, count × (id string | addr string | bus-addr string), by ID
 	groups   count u32, count × (group u16 | voters), by group ID
 	owners   count u32, count × (first u16 | last u16 | group u16)
 	moves    count u32, count × (first u16 | last u16 | target u16)
+	leaders  count u32, count × (group u16 | id string | term u64), by group ID
 
 owners lists the assigned slots as maximal runs of one owner, in slot
 order; moves does the same for the moving slots and their targets (a
-moving slot's source is its owner).
+moving slot's source is its owner). leaders has one record per group that
+has one; id is empty (length 0) when the recorded leader has left the
+voters and only its term is kept.
 
 Decoding is strict: it returns an error wrapping ErrCorrupt, and never
 panics, for an unknown version or kind, short input, trailing bytes,

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 )
 
 // Version is the format version that Encode writes and Decode reads, the
@@ -38,6 +40,9 @@ func (op Op) Encode() ([]byte, error) {
 	if f&fRanges != 0 {
 		b = appendRanges(b, op.Ranges)
 	}
+	if f&fTerm != 0 {
+		b = binary.BigEndian.AppendUint64(b, op.Term)
+	}
 	return b, nil
 }
 
@@ -66,6 +71,9 @@ func DecodeOp(data []byte) (Op, error) {
 	if f&fRanges != 0 {
 		op.Ranges = r.ranges()
 	}
+	if f&fTerm != 0 {
+		op.Term = r.u64()
+	}
 	if err := r.end(); err != nil {
 		return Op{}, err
 	}
@@ -91,7 +99,14 @@ func (m *Map) Encode() []byte {
 		b = appendStrings(b, g.Voters)
 	}
 	b = appendSlotRuns(b, &m.owner)
-	return appendSlotRuns(b, &m.target)
+	b = appendSlotRuns(b, &m.target)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(m.leaders)))
+	for _, id := range slices.Sorted(maps.Keys(m.leaders)) {
+		l := m.leaders[id]
+		b = binary.BigEndian.AppendUint16(b, id)
+		b = binary.BigEndian.AppendUint64(appendString(b, l.ID), l.Term)
+	}
+	return b
 }
 
 // DecodeMap reads a Map written by Map.Encode. It refuses anything Encode
@@ -100,7 +115,7 @@ func (m *Map) Encode() []byte {
 func DecodeMap(data []byte) (*Map, error) {
 	r := reader{b: data}
 	r.version()
-	m := &Map{Epoch: r.u64(), nodes: map[string]Node{}, groups: map[uint16][]string{}}
+	m := &Map{Epoch: r.u64(), nodes: map[string]Node{}, groups: map[uint16][]string{}, leaders: map[uint16]leader{}}
 	for range r.count(6) {
 		n := r.node()
 		if _, dup := m.nodes[n.ID]; dup && r.err == nil {
@@ -117,6 +132,13 @@ func DecodeMap(data []byte) (*Map, error) {
 	}
 	r.slotRuns(&m.owner)
 	r.slotRuns(&m.target)
+	for range r.count(12) {
+		id, l := r.u16(), leader{ID: r.string(), Term: r.u64()}
+		if _, dup := m.leaders[id]; dup && r.err == nil {
+			r.fail("group %d has two leaders", id)
+		}
+		m.leaders[id] = l
+	}
 	if err := r.end(); err != nil {
 		return nil, err
 	}

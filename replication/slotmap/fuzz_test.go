@@ -6,10 +6,23 @@ import (
 	"testing"
 )
 
-// seedMaps are the fixture and the maps of a short model run: real
-// encodings to start the fuzzers from.
+// ledFixture is the fixture with leader records: C leads group 1 in
+// term 7, B group 2 in term 2^64-1; group 4's leader D of term 2 has
+// left its voters (now A), so only term 2 is kept.
+func ledFixture(t testing.TB) *Map {
+	t.Helper()
+	m := fixture(t)
+	must(t, m.SetLeader(1, idC, 7))
+	must(t, m.SetLeader(2, idB, 1<<64-1))
+	must(t, m.SetLeader(4, idD, 2))
+	must(t, m.SetVoters(4, []string{idA}))
+	return m
+}
+
+// seedMaps are the fixture (with and without leaders) and the maps of a
+// short model run: real encodings to start the fuzzers from.
 func seedMaps(f *testing.F) (maps []*Map, ops []Op) {
-	maps = append(maps, new(Map), fixture(f))
+	maps = append(maps, new(Map), fixture(f), ledFixture(f))
 	r := rand.New(rand.NewPCG(1, 14))
 	m, md := new(Map), newModel()
 	for step := range 300 {
@@ -47,8 +60,9 @@ func FuzzDecodeMap(f *testing.F) {
 }
 
 // FuzzDecodeOp: decoding never panics; whatever decodes encodes back to
-// the same bytes, and applying it to the fixture either changes the map
-// (and Epoch) or changes nothing.
+// the same bytes, and applying it to the fixture with leaders either
+// changes the map (and Epoch) or changes nothing. No op lowers a group's
+// recorded term, and a set-leader that applies is what Leader reports.
 func FuzzDecodeOp(f *testing.F) {
 	_, ops := seedMaps(f)
 	for _, op := range ops {
@@ -56,7 +70,7 @@ func FuzzDecodeOp(f *testing.F) {
 		must(f, err)
 		f.Add(b)
 	}
-	base := fixture(f)
+	base := ledFixture(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		op, err := DecodeOp(data)
 		if err != nil {
@@ -74,5 +88,14 @@ func FuzzDecodeOp(f *testing.F) {
 			t.Fatalf("epoch %d after one op on %d", m.Epoch, base.Epoch)
 		}
 		must(t, m.check())
+		for _, g := range m.Groups() {
+			_, was := base.Leader(g.ID)
+			if _, term := m.Leader(g.ID); term < was {
+				t.Fatalf("%v: group %d went from term %d to %d", op.Kind, g.ID, was, term)
+			}
+		}
+		if op.Kind == OpSetLeader {
+			wantLeader(t, m, op.Group, op.Node.ID, op.Term)
+		}
 	})
 }

@@ -18,11 +18,20 @@ type model struct {
 	groups map[uint16][]string
 	owner  map[int]uint16 // assigned slots only
 	target map[int]uint16 // moving slots only
+	// leaders: the last leader recorded for each group and its term;
+	// id "" once that leader left the voters.
+	leaders map[uint16]struct {
+		id   string
+		term uint64
+	}
 }
 
 func newModel() *model {
 	return &model{nodes: map[string]Node{}, groups: map[uint16][]string{},
-		owner: map[int]uint16{}, target: map[int]uint16{}}
+		owner: map[int]uint16{}, target: map[int]uint16{}, leaders: map[uint16]struct {
+			id   string
+			term uint64
+		}{}}
 }
 
 // apply reports whether op succeeds, and makes its change if it does.
@@ -40,8 +49,18 @@ func (md *model) apply(op Op) bool {
 		delete(md.nodes, op.Node.ID)
 	case OpCreateGroup, OpSetVoters:
 		md.groups[op.Group] = slices.Clone(op.Voters)
+		if l, ok := md.leaders[op.Group]; ok && !slices.Contains(op.Voters, l.id) {
+			l.id = ""
+			md.leaders[op.Group] = l
+		}
 	case OpRemoveGroup:
 		delete(md.groups, op.Group)
+		delete(md.leaders, op.Group)
+	case OpSetLeader:
+		md.leaders[op.Group] = struct {
+			id   string
+			term uint64
+		}{op.Node.ID, op.Term}
 	case OpAssignSlots:
 		for s := range slots {
 			md.owner[s] = op.Group
@@ -94,6 +113,12 @@ func (md *model) allowed(op Op) bool {
 			!anySlot(slots, func(s int) bool { _, ok := md.target[s]; return ok })
 	case OpFinishMove, OpAbortMove:
 		return slots != nil && !anySlot(slots, func(s int) bool { _, ok := md.target[s]; return !ok })
+	case OpSetLeader:
+		l := md.leaders[op.Group]
+		isVoter := slices.Contains(md.groups[op.Group], op.Node.ID)
+		newer := op.Term > l.term
+		again := op.Term == l.term && op.Node.ID == l.id
+		return groupKnown && op.Term > 0 && isVoter && (newer || again)
 	}
 	return false
 }
@@ -172,7 +197,8 @@ func randomOp(r *rand.Rand, md *model) Op {
 		return v
 	}
 	kinds := []Kind{OpAddNode, OpRemoveNode, OpCreateGroup, OpRemoveGroup, OpSetVoters,
-		OpAssignSlots, OpAssignSlots, OpBeginMove, OpBeginMove, OpBeginMove, OpFinishMove, OpFinishMove, OpAbortMove}
+		OpAssignSlots, OpAssignSlots, OpBeginMove, OpBeginMove, OpBeginMove, OpFinishMove, OpFinishMove, OpAbortMove,
+		OpSetLeader}
 	op := Op{Kind: kinds[r.IntN(len(kinds))], Group: uint16(rarelyZero(r, 5))}
 	if r.IntN(50) == 0 {
 		op.Kind = 0
@@ -185,6 +211,25 @@ func randomOp(r *rand.Rand, md *model) Op {
 		}
 	case OpCreateGroup, OpSetVoters:
 		op.Voters = voters()
+	case OpSetLeader:
+		// Often a group with a record; mostly a voter of the group, often
+		// the recorded leader; in the term before, of or after the
+		// recorded one (1 to 3 if none), rarely 0.
+		if led := slices.Sorted(maps.Keys(md.leaders)); len(led) > 0 && r.IntN(2) == 0 {
+			op.Group = led[r.IntN(len(led))]
+		}
+		l := md.leaders[op.Group]
+		op.Node.ID = id()
+		if v := md.groups[op.Group]; len(v) > 0 && r.IntN(4) != 0 {
+			op.Node.ID = v[r.IntN(len(v))]
+		}
+		if l.id != "" && r.IntN(3) == 0 {
+			op.Node.ID = l.id
+		}
+		op.Term = max(l.term, 2) + uint64(r.IntN(3)) - 1
+		if r.IntN(20) == 0 {
+			op.Term = 0
+		}
 	case OpAssignSlots, OpBeginMove, OpFinishMove, OpAbortMove:
 		op.Ranges = randomRanges(r)
 		if r.IntN(2) == 0 {
@@ -266,7 +311,7 @@ func TestModel(t *testing.T) {
 			}
 		})
 	}
-	for k := OpAddNode; k <= OpSetVoters; k++ {
+	for k := OpAddNode; k <= OpSetLeader; k++ {
 		if succeeded[k] < 10 {
 			t.Errorf("%v succeeded only %d times: the generator needs tuning", k, succeeded[k])
 		}
@@ -304,6 +349,12 @@ func compare(t *testing.T, m *Map, md *model, all bool) {
 		}
 		if got, want := m.SlotsOf(g.ID), slotsOf(md, g.ID); !slices.Equal(got, want) {
 			t.Fatalf("SlotsOf(%d) = %v, model %v", g.ID, got, want)
+		}
+	}
+	for g := range uint16(7) {
+		id, term := m.Leader(g)
+		if want := md.leaders[g]; id != want.id || term != want.term {
+			t.Fatalf("Leader(%d) = %q, %d; model %q, %d", g, id, term, want.id, want.term)
 		}
 	}
 	if len(m.Groups()) != len(md.groups) || !slices.Equal(m.Nodes(), sortedNodes(md)) {

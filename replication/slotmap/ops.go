@@ -14,15 +14,16 @@ type Kind uint8
 // The ops, with the Op fields each one reads. Their numbers are part of
 // the encoding: never renumber them.
 const (
-	OpAddNode     Kind = 1 // Node
-	OpRemoveNode  Kind = 2 // Node.ID
-	OpCreateGroup Kind = 3 // Group, Voters
-	OpRemoveGroup Kind = 4 // Group
-	OpAssignSlots Kind = 5 // Ranges, Group: the new owner
-	OpBeginMove   Kind = 6 // Ranges, Group: the target
-	OpFinishMove  Kind = 7 // Ranges
-	OpAbortMove   Kind = 8 // Ranges
-	OpSetVoters   Kind = 9 // Group, Voters
+	OpAddNode     Kind = 1  // Node
+	OpRemoveNode  Kind = 2  // Node.ID
+	OpCreateGroup Kind = 3  // Group, Voters
+	OpRemoveGroup Kind = 4  // Group
+	OpAssignSlots Kind = 5  // Ranges, Group: the new owner
+	OpBeginMove   Kind = 6  // Ranges, Group: the target
+	OpFinishMove  Kind = 7  // Ranges
+	OpAbortMove   Kind = 8  // Ranges
+	OpSetVoters   Kind = 9  // Group, Voters
+	OpSetLeader   Kind = 10 // Group, Node.ID: the leader, Term
 )
 
 // field is a part of an Op that some kinds read, and encode in this
@@ -35,6 +36,7 @@ const (
 	fGroup
 	fVoters
 	fRanges
+	fTerm
 )
 
 // kinds: each kind's name, the fields it reads, and its change, which
@@ -53,6 +55,7 @@ var kinds = [...]struct {
 	OpFinishMove:  {"finish-move", fRanges, (*Map).endMove},
 	OpAbortMove:   {"abort-move", fRanges, (*Map).endMove},
 	OpSetVoters:   {"set-voters", fGroup | fVoters, (*Map).setVoters},
+	OpSetLeader:   {"set-leader", fNodeID | fGroup | fTerm, (*Map).setLeader},
 }
 
 func (k Kind) known() bool { return k != 0 && int(k) < len(kinds) }
@@ -80,6 +83,7 @@ type Op struct {
 	Group  uint16
 	Voters []string
 	Ranges []Range
+	Term   uint64 // a Raft term of Group, 1 or more
 }
 
 // AddNode adds a node to the cluster.
@@ -122,6 +126,18 @@ func (m *Map) SetVoters(group uint16, voters []string) error {
 	return m.Apply(Op{Kind: OpSetVoters, Group: group, Voters: voters})
 }
 
+// SetLeader records that node id leads group in Raft term term, as the
+// group's new leader announces once elected. The group must exist, id
+// must be one of its voters, and term must be at least the term recorded
+// for the group: a late record from a deposed leader, of a lower term, is
+// refused, and so is a second leader for the recorded term (Raft elects
+// one per term), also after the recorded leader left the voters. Recording
+// the recorded leader and term again succeeds and changes nothing but
+// Epoch, so a proposer may retry.
+func (m *Map) SetLeader(group uint16, id string, term uint64) error {
+	return m.Apply(Op{Kind: OpSetLeader, Group: group, Node: Node{ID: id}, Term: term})
+}
+
 // MaxAddrLen is the longest address a node may have, in bytes: a 253-byte
 // DNS name and a port fit.
 const MaxAddrLen = 300
@@ -151,7 +167,8 @@ func (op *Op) check() error {
 		f.only(fNodeID, validNodeID(op.Node.ID)),
 		f.only(fGroup, validGroupID(op.Group)),
 		f.only(fVoters, validVoters(op.Voters)),
-		f.only(fRanges, validRanges(op.Ranges)))
+		f.only(fRanges, validRanges(op.Ranges)),
+		f.only(fTerm, validTerm(op.Term)))
 }
 
 // only is err if f includes field g, else nil.
@@ -213,6 +230,7 @@ func (m *Map) removeGroup(op *Op) error {
 		}
 	}
 	delete(m.groups, op.Group)
+	delete(m.leaders, op.Group)
 	return nil
 }
 
@@ -221,6 +239,33 @@ func (m *Map) setVoters(op *Op) error {
 		return err
 	}
 	m.groups[op.Group] = slices.Clone(op.Voters)
+	// A leader that is no longer a voter leads no more. Its term stays,
+	// so that no leader of that term or an older one can be recorded
+	// after it: not a late op of a deposed leader, and not the cleared
+	// leader itself in its old term should it become a voter again.
+	if l, ok := m.leaders[op.Group]; ok && !slices.Contains(op.Voters, l.ID) {
+		m.leaders[op.Group] = leader{Term: l.Term}
+	}
+	return nil
+}
+
+func (m *Map) setLeader(op *Op) error {
+	if err := m.knownGroup(op.Group); err != nil {
+		return err
+	}
+	if !slices.Contains(m.groups[op.Group], op.Node.ID) {
+		return fmt.Errorf("node %s is not a voter of group %d", op.Node.ID, op.Group)
+	}
+	switch l := m.leaders[op.Group]; {
+	case op.Term < l.Term:
+		return fmt.Errorf("group %d is in term %d, later than term %d", op.Group, l.Term, op.Term)
+	case op.Term == l.Term && op.Node.ID != l.ID:
+		return fmt.Errorf("group %d already had a leader in term %d", op.Group, l.Term)
+	}
+	if m.leaders == nil {
+		m.leaders = map[uint16]leader{}
+	}
+	m.leaders[op.Group] = leader{ID: op.Node.ID, Term: op.Term}
 	return nil
 }
 
@@ -357,6 +402,13 @@ func validAddr(addr string) error {
 func validGroupID(id uint16) error {
 	if id == 0 {
 		return errors.New("invalid group 0: groups are numbered 1 to 65535")
+	}
+	return nil
+}
+
+func validTerm(term uint64) error {
+	if term == 0 {
+		return errors.New("invalid term 0: Raft terms start at 1")
 	}
 	return nil
 }

@@ -85,6 +85,7 @@ func TestOps(t *testing.T) {
 	long := "h" + strings.Repeat("o", MaxAddrLen-len("h:7000")) + ":7000"
 	tests := []struct {
 		name    string
+		setup   func(m *Map) // before the map is copied to compare with
 		op      func(m *Map) error
 		wantErr string
 		check   func(t *testing.T, m *Map) // after a success
@@ -219,14 +220,91 @@ func TestOps(t *testing.T) {
 		{name: "set voters, none", op: func(m *Map) error { return m.SetVoters(1, []string{}) },
 			wantErr: "a group needs at least one voter"},
 
-		{name: "unknown op", op: func(m *Map) error { return m.Apply(Op{Kind: 10}) },
-			wantErr: "unknown cluster map op 10"},
+		{name: "set leader", op: func(m *Map) error { return m.SetLeader(1, idB, 3) },
+			check: func(t *testing.T, m *Map) {
+				wantLeader(t, m, 1, idB, 3)
+				wantLeader(t, m, 2, "", 0)
+			}},
+		{name: "set leader, next term", setup: leads(1, idA, 3), op: func(m *Map) error { return m.SetLeader(1, idB, 4) },
+			check: func(t *testing.T, m *Map) { wantLeader(t, m, 1, idB, 4) }},
+		{name: "set leader, same leader in a later term", setup: leads(1, idA, 3),
+			op:    func(m *Map) error { return m.SetLeader(1, idA, 9) },
+			check: func(t *testing.T, m *Map) { wantLeader(t, m, 1, idA, 9) }},
+		// Recording the recorded leader and term again is a success that
+		// changes only Epoch, so that a proposer may retry.
+		{name: "set leader again", setup: leads(1, idA, 3), op: func(m *Map) error { return m.SetLeader(1, idA, 3) },
+			check: func(t *testing.T, m *Map) {
+				wantLeader(t, m, 1, idA, 3)
+				if m.Epoch != 13 {
+					t.Fatalf("epoch %d, want 13", m.Epoch)
+				}
+			}},
+		{name: "set leader, second leader of a term", setup: leads(1, idA, 3),
+			op:      func(m *Map) error { return m.SetLeader(1, idB, 3) },
+			wantErr: "group 1 already had a leader in term 3"},
+		{name: "set leader, older term", setup: leads(1, idA, 3),
+			op:      func(m *Map) error { return m.SetLeader(1, idB, 2) },
+			wantErr: "group 1 is in term 3, later than term 2"},
+		{name: "set leader, same leader in an older term", setup: leads(1, idA, 3),
+			op:      func(m *Map) error { return m.SetLeader(1, idA, 1) },
+			wantErr: "group 1 is in term 3, later than term 1"},
+		{name: "set leader, unknown group", op: func(m *Map) error { return m.SetLeader(9, idA, 1) },
+			wantErr: "unknown group 9"},
+		{name: "set leader, group 0", op: func(m *Map) error { return m.SetLeader(0, idA, 1) },
+			wantErr: "invalid group 0: groups are numbered 1 to 65535"},
+		{name: "set leader, not a voter", op: func(m *Map) error { return m.SetLeader(2, idA, 1) },
+			wantErr: "node " + idA + " is not a voter of group 2"},
+		{name: "set leader, unknown node", op: func(m *Map) error { return m.SetLeader(1, idX, 1) },
+			wantErr: "node " + idX + " is not a voter of group 1"},
+		{name: "set leader, bad node ID", op: func(m *Map) error { return m.SetLeader(1, "a", 1) },
+			wantErr: `invalid node ID "a"`},
+		{name: "set leader, term 0", op: func(m *Map) error { return m.SetLeader(1, idA, 0) },
+			wantErr: "invalid term 0: Raft terms start at 1"},
+
+		{name: "remove group drops its leader", setup: leads(4, idD, 5), op: func(m *Map) error { return m.RemoveGroup(4) },
+			check: func(t *testing.T, m *Map) {
+				wantLeader(t, m, 4, "", 0)
+				// A new group 4 is a new Raft group: its terms start over.
+				must(t, m.CreateGroup(4, []string{idD}))
+				must(t, m.SetLeader(4, idD, 1))
+			}},
+		{name: "set voters keeping the leader", setup: leads(1, idB, 3),
+			op:    func(m *Map) error { return m.SetVoters(1, []string{idD, idB}) },
+			check: func(t *testing.T, m *Map) { wantLeader(t, m, 1, idB, 3) }},
+		// A leader that leaves the voters is cleared, its term kept: no
+		// second leader of that term, nor one of an older term, can be
+		// recorded after it.
+		{name: "set voters dropping the leader", setup: leads(1, idA, 3),
+			op: func(m *Map) error { return m.SetVoters(1, []string{idB, idC}) },
+			check: func(t *testing.T, m *Map) {
+				wantLeader(t, m, 1, "", 3)
+				wantErr(t, m.SetLeader(1, idB, 3), "group 1 already had a leader in term 3")
+				wantErr(t, m.SetLeader(1, idB, 2), "group 1 is in term 3, later than term 2")
+				must(t, m.SetLeader(1, idB, 4))
+				wantLeader(t, m, 1, idB, 4)
+			}},
+		// Not even the cleared leader itself, back among the voters: the map
+		// no longer knows who led that term.
+		{name: "set leader, cleared leader back in its term", setup: func(m *Map) {
+			leads(1, idA, 3)(m)
+			must(t, m.SetVoters(1, []string{idB}))
+			must(t, m.SetVoters(1, []string{idA, idB}))
+		}, op: func(m *Map) error { return m.SetLeader(1, idA, 3) },
+			wantErr: "group 1 already had a leader in term 3"},
+		{name: "remove leader node", setup: leads(4, idD, 1), op: func(m *Map) error { return m.RemoveNode(idD) },
+			wantErr: "node " + idD + " is a voter of group 4"},
+
+		{name: "unknown op", op: func(m *Map) error { return m.Apply(Op{Kind: 11}) },
+			wantErr: "unknown cluster map op 11"},
 		{name: "op 0", op: func(m *Map) error { return m.Apply(Op{}) },
 			wantErr: "unknown cluster map op 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := fixture(t)
+			if tt.setup != nil {
+				tt.setup(m)
+			}
 			before := m.Clone()
 			err := tt.op(m)
 			if tt.wantErr != "" {
@@ -253,6 +331,29 @@ func wantSame(t *testing.T, m, want *Map) {
 	t.Helper()
 	if m.Epoch != want.Epoch || !bytes.Equal(m.Encode(), want.Encode()) {
 		t.Fatalf("map changed: epoch %d, was %d", m.Epoch, want.Epoch)
+	}
+}
+
+// leads is a setup that records node id as group's leader in term.
+func leads(group uint16, id string, term uint64) func(m *Map) {
+	return func(m *Map) {
+		if err := m.SetLeader(group, id, term); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func wantErr(t *testing.T, err error, want string) {
+	t.Helper()
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+}
+
+func wantLeader(t *testing.T, m *Map, group uint16, id string, term uint64) {
+	t.Helper()
+	if gotID, gotTerm := m.Leader(group); gotID != id || gotTerm != term {
+		t.Fatalf("Leader(%d) = %q, %d; want %q, %d", group, gotID, gotTerm, id, term)
 	}
 }
 
@@ -307,8 +408,12 @@ func wantMoving(t *testing.T, m *Map, slot int, from, to uint16) {
 // that the original sees neither.
 func TestCloneIsDeep(t *testing.T) {
 	m := fixture(t)
+	must(t, m.SetLeader(2, idB, 1))
 	want := m.Encode()
 	c := m.Clone()
+	wantLeader(t, c, 2, idB, 1)
+	must(t, c.SetLeader(2, idB, 2))
+	must(t, c.SetLeader(3, idC, 1))
 	must(t, c.SetVoters(1, []string{idD}))
 	must(t, c.AssignSlots(rs(500, 600), 4))
 	must(t, c.AddNode(node(idX, "7009")))
@@ -324,7 +429,7 @@ func TestCloneIsDeep(t *testing.T) {
 
 func TestZeroMap(t *testing.T) {
 	var m Map
-	if m.Ranges() != nil || len(m.Groups()) != 0 || len(m.Nodes()) != 0 || m.Owner(0) != 0 {
+	if id, term := m.Leader(1); m.Ranges() != nil || len(m.Groups()) != 0 || len(m.Nodes()) != 0 || m.Owner(0) != 0 || id != "" || term != 0 {
 		t.Fatal("zero map is not empty")
 	}
 	c := m.Clone()

@@ -44,10 +44,20 @@ type Map struct {
 	// an older map from a newer one.
 	Epoch uint64
 
-	nodes  map[string]Node
-	groups map[uint16][]string // group ID → voter node IDs
-	owner  [NumSlots]uint16    // 0: unassigned
-	target [NumSlots]uint16    // the group a slot is moving to; 0: not moving
+	nodes   map[string]Node
+	groups  map[uint16][]string // group ID → voter node IDs
+	leaders map[uint16]leader   // group ID → its leader; no entry: none recorded
+	owner   [NumSlots]uint16    // 0: unassigned
+	target  [NumSlots]uint16    // the group a slot is moving to; 0: not moving
+}
+
+// leader is what the map knows of a group's leader: the node that led it
+// in term, the highest term recorded for the group. ID is "" when that
+// node has since left the group's voters: the term stays, so that no
+// leader of that term or an older one can be recorded again.
+type leader struct {
+	ID   string
+	Term uint64 // at least 1
 }
 
 // Owner is the group that owns slot, 0 when it is unassigned or out of
@@ -101,6 +111,15 @@ func (m *Map) Groups() []Group {
 	return out
 }
 
+// Leader is group's current leader and the Raft term it leads in, as
+// recorded by SetLeader: "" and 0 when none was ever recorded (or the
+// group does not exist). It is "" and the last recorded term when that
+// leader has since left the group's voters (see SetVoters).
+func (m *Map) Leader(group uint16) (id string, term uint64) {
+	l := m.leaders[group]
+	return l.ID, l.Term
+}
+
 // Nodes are the nodes in ID order.
 func (m *Map) Nodes() []Node {
 	out := make([]Node, 0, len(m.nodes))
@@ -118,6 +137,7 @@ func (m *Map) Clone() *Map {
 	for id, voters := range m.groups {
 		c.groups[id] = slices.Clone(voters)
 	}
+	c.leaders = maps.Clone(m.leaders)
 	return &c
 }
 
@@ -154,6 +174,17 @@ func (m *Map) check() error {
 		}
 		if err := m.checkVoters(voters); err != nil {
 			return fmt.Errorf("group %d: %w", id, err)
+		}
+	}
+	for id, l := range m.leaders {
+		voters, ok := m.groups[id]
+		switch {
+		case !ok:
+			return fmt.Errorf("unknown group %d has a leader", id)
+		case l.Term == 0:
+			return fmt.Errorf("group %d: leader %q in term 0", id, l.ID)
+		case l.ID != "" && !slices.Contains(voters, l.ID):
+			return fmt.Errorf("group %d: leader %s is not a voter", id, l.ID)
 		}
 	}
 	return m.checkSlots()
