@@ -1,6 +1,7 @@
 package server
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,10 +42,10 @@ import (
 // always (viewCluster): a group it hosts without being its voter is not
 // one it serves.
 //
-// Slots whose group this node does not host are left out: only the
-// cluster map (replication/PARTITIONS.md §4), not wired into the server
-// yet, can say who serves them. With SetCluster alone the one group owns
-// every slot and the replies are the one-group ones.
+// Slots whose group this node does not host are shown as the cluster map
+// describes that group (MapSlots): its voters, and the leader it last
+// recorded. With SetCluster alone the one group owns every slot and the
+// replies are the one-group ones.
 type topology struct {
 	groups []*groupTopo // the hosted groups, the first group first
 	nodes  []*topoNode  // the voters of every hosted group, each once, in order of first appearance
@@ -81,12 +82,25 @@ type topoShard struct {
 	replicas []*topoNode // the other voters of its groups, each once
 }
 
+// describedGroups are the groups the topology shows: the hosted ones,
+// then those the cluster map names for other slots (MapSlots), by ID.
+// Lock should be held.
+func (s *Server) describedGroups() []*clusterGroup {
+	out := slices.Clone(s.groups)
+	for _, id := range slices.Sorted(maps.Keys(s.remote)) {
+		if r := s.remote[id]; r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // topology draws the cluster from the hosted groups. Lock should be held
 // (slotGroup).
 func (s *Server) topology() *topology {
 	t := &topology{byID: map[string]*topoNode{}}
-	owned := make(map[*clusterGroup]*groupTopo, len(s.groups))
-	for i, g := range s.groups {
+	owned := make(map[*clusterGroup]*groupTopo, len(s.groups)+len(s.remote))
+	for i, g := range s.describedGroups() {
 		gt := &groupTopo{v: viewGroup(s, g.cl, i == 0)}
 		owned[g] = gt
 		t.groups = append(t.groups, gt)
@@ -114,9 +128,12 @@ func (s *Server) topology() *topology {
 		}
 	}
 	for slot, g := range s.slotGroup {
+		if g == nil && s.slotRemote != nil {
+			g = s.slotRemote[slot]
+		}
 		gt := owned[g]
 		if gt == nil {
-			continue // not hosted here: the cluster map's to name
+			continue // no group serves it
 		}
 		gt.slots++
 		if k := len(gt.ranges) - 1; k >= 0 && gt.ranges[k].last == slot-1 {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net"
 	"slices"
 	"strconv"
@@ -43,6 +44,8 @@ var clusterSpecs = []spec{
 		syntax: "node-id address bus-address", summary: "Adds a running node to the cluster as a replica; sent to the leader (redstream).", run: clusterOnly(clusterAddNodeCommand)},
 	{name: "cluster|delnode", arity: 3, flags: "admin stale no_multi", group: "cluster", since: "8.10.0",
 		syntax: "node-id", summary: "Removes a node from the cluster; sent to the leader (redstream).", run: clusterOnly(clusterDelNodeCommand)},
+	{name: "cluster|creategroups", arity: 3, flags: "admin stale no_multi", group: "cluster", since: "8.10.0",
+		syntax: "count", summary: "Spreads the slots of an empty cluster over count Raft groups (redstream).", run: clusterOnly(clusterCreateGroupsCommand)},
 	{name: "readonly", arity: 1, flags: "fast loading stale", group: "cluster", since: "3.0.0",
 		summary: "Enables read-only queries for a connection to a Redis Cluster replica node.", run: clusterOnly(readonlyCommand)},
 	{name: "readwrite", arity: 1, flags: "fast loading stale", group: "cluster", since: "3.0.0",
@@ -428,11 +431,43 @@ func clusterHelpCommand(x *Ctx, _ Cluster) {
 		"BOOTSTRAP", "    Make this fresh node a cluster of one, its leader (redstream).",
 		"ADDNODE <node-id> <ip:port> <bus-ip:bus-port>", "    Add a running node to the cluster; sent to the leader (redstream).",
 		"DELNODE <node-id>", "    Remove a node from the cluster; sent to the leader (redstream).",
+		"CREATEGROUPS <count>", "    Spread the slots of an empty cluster over <count> Raft groups (redstream).",
 	})
 }
 
 func clusterBootstrapCommand(x *Ctx, cl Cluster) {
 	x.c.await(func() func(*resp.Writer) { return okOrError(cl.Bootstrap()) })
+}
+
+// Partitioner is a Cluster that can spread the slots over several Raft
+// groups (replication's Node: its cluster map).
+type Partitioner interface {
+	CreateGroups(count int) error
+}
+
+// clusterCreateGroupsCommand partitions the cluster: group g's state is
+// database g-1 (groups.go), so there are at most databases groups. The
+// keys of a slot stay in the group that took them, so only an empty
+// cluster is partitioned: moving slots with their keys is a move
+// (replication/PARTITIONS.md §5).
+func clusterCreateGroupsCommand(x *Ctx, cl Cluster) {
+	p, ok := cl.(Partitioner)
+	if !ok {
+		x.error("ERR this node cannot partition its cluster")
+		return
+	}
+	count, err := strconv.Atoi(x.arg(2))
+	if err != nil || count < 1 || count > x.s.cfg.Databases {
+		x.error(fmt.Sprintf("ERR invalid group count %s: 1 to databases (%d)", x.arg(2), x.s.cfg.Databases))
+		return
+	}
+	for _, db := range x.s.shard.dbs {
+		if db.Len() > 0 {
+			x.error("ERR the cluster holds keys: only an empty cluster is partitioned")
+			return
+		}
+	}
+	x.c.await(func() func(*resp.Writer) { return okOrError(p.CreateGroups(count)) })
 }
 
 func clusterAddNodeCommand(x *Ctx, cl Cluster) {

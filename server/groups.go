@@ -84,6 +84,51 @@ func (s *Server) AssignSlots(first, last int, id uint16) error {
 
 const numSlots = 16384
 
+// MapSlots gives every slot to the group owners[slot] names, as the
+// cluster map says (0: no group). A hosted group's slots are served here;
+// another group's are redirected to its leader, which remote describes
+// (its Members, the leader flagged): nil, or a group it does not know,
+// leaves the slot answering -CLUSTERDOWN. It replaces every earlier
+// assignment at once.
+func (s *Server) MapSlots(owners []uint16, remote func(id uint16) Cluster) error {
+	if len(owners) != numSlots {
+		return fmt.Errorf("server: %d slot owners, want %d", len(owners), numSlots)
+	}
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
+	if s.slotRemote == nil {
+		s.slotRemote = make([]*clusterGroup, numSlots)
+	}
+	others := map[uint16]*clusterGroup{}
+	for slot, id := range owners {
+		s.slotGroup[slot], s.slotRemote[slot] = nil, nil
+		if id == 0 {
+			continue
+		}
+		if g := s.groupByID(id); g != nil {
+			s.slotGroup[slot] = g
+			continue
+		}
+		r, seen := others[id]
+		if !seen {
+			if c := remoteCluster(remote, id); c != nil {
+				r = &clusterGroup{id: id, cl: c, db: -1}
+			}
+			others[id] = r
+		}
+		s.slotRemote[slot] = r
+	}
+	s.remote = others
+	return nil
+}
+
+func remoteCluster(remote func(uint16) Cluster, id uint16) Cluster {
+	if remote == nil {
+		return nil
+	}
+	return remote(id)
+}
+
 // groupByID is the hosted group id, nil if none. Lock should be held.
 func (s *Server) groupByID(id uint16) *clusterGroup {
 	for _, g := range s.groups {

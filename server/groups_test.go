@@ -1,6 +1,8 @@
 package server
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -139,5 +141,54 @@ func TestLeadingAnyGroupIsMaster(t *testing.T) {
 	lc2.set(func() { lc2.deposed = true })
 	if got := a.do("HELLO", "2"); !strings.Contains(got, "$4\r\nrole\r\n$7\r\nreplica\r\n") {
 		t.Errorf("HELLO leading nothing = %q, want role replica", got)
+	}
+}
+
+// MapSlots: a slot of a hosted group is served here, a slot of a group
+// the map says another node leads is redirected there, and a slot no
+// group owns answers -CLUSTERDOWN. CLUSTER SLOTS shows the other group's
+// range under its leader.
+func TestMappedSlotsOfOtherGroupsRedirect(t *testing.T) {
+	s, lc := newLogCluster(t)
+	far := &fakeCluster{self: lc.self, members: []ClusterMember{
+		{ID: strings.Repeat("f", 40), Addr: "10.0.0.9:7000", BusAddr: "10.0.0.9:17000", Leader: true},
+		{ID: strings.Repeat("e", 40), Addr: "10.0.0.8:7000", BusAddr: "10.0.0.8:17000"},
+	}}
+	owners := make([]uint16, numSlots)
+	there, none := KeySlot([]byte("b")), KeySlot([]byte("c"))
+	for i := range owners {
+		owners[i] = 1
+	}
+	owners[there], owners[none] = 7, 0
+	if err := s.MapSlots(owners, func(id uint16) Cluster {
+		if id == 7 {
+			return far
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	a := connect(t, s)
+	a.write("SET", "a", "1")
+	if got := lc.commit(t); got != `["SET" "a" "1"]` {
+		t.Fatalf("group 1 committed %s", got)
+	}
+	if got := a.readReply(); got != "+OK\r\n" {
+		t.Fatalf("SET a = %q", got)
+	}
+	if got, want := a.do("SET", "b", "1"), "-MOVED "+strconv.Itoa(there)+" 10.0.0.9:7000\r\n"; got != want {
+		t.Errorf("SET b = %q, want %q", got, want)
+	}
+	a.do("READONLY")
+	if got, want := a.do("GET", "b"), "-MOVED "+strconv.Itoa(there)+" 10.0.0.9:7000\r\n"; got != want {
+		t.Errorf("READONLY GET b = %q, want %q: this node holds none of its data", got, want)
+	}
+	if got := a.do("GET", "c"); !strings.HasPrefix(got, "-CLUSTERDOWN") {
+		t.Errorf("GET c = %q, want -CLUSTERDOWN", got)
+	}
+	slots := a.do("CLUSTER", "SLOTS")
+	row := fmt.Sprintf(":%d\r\n:%d\r\n*4\r\n$8\r\n10.0.0.9\r\n:7000\r\n", there, there)
+	if !strings.Contains(slots, row) {
+		t.Errorf("CLUSTER SLOTS = %q, want a row %q", slots, row)
 	}
 }

@@ -260,10 +260,15 @@ func (s *Server) redirect(g *clusterGroup, slot int) string {
 }
 
 // slotRedirect is the error for a slot whose group this node does not
-// host. Only the cluster map knows where that group leads, and it is not
-// wired into the server yet (replication/PARTITIONS.md §4): until it is,
-// the client is told the cluster cannot serve the slot here.
-func (s *Server) slotRedirect(slot int) string { return errClusterDown }
+// host: -MOVED to that group's leader as the cluster map names it
+// (MapSlots), or -CLUSTERDOWN when the map names none. Lock should be
+// held.
+func (s *Server) slotRedirect(slot int) string {
+	if slot < 0 || s.slotRemote == nil || s.slotRemote[slot] == nil {
+		return errClusterDown
+	}
+	return s.redirect(s.slotRemote[slot], slot)
+}
 
 // proposable reports whether argv may be proposed behind c's awaited
 // proposals: only a write that will be proposed at once, to the group

@@ -72,17 +72,22 @@ type Server struct {
 	// guarded by shard.mu.
 	groups    []*clusterGroup
 	slotGroup []*clusterGroup
-	seq       uint64 // the last entry this node proposed to any group (propose.go)
-	runID     string
-	started   time.Time
-	nextID    atomic.Int64
-	listeners []net.Listener
-	loop      *eventLoop // serves every client (loop_linux.go)
-	closing   atomic.Bool
-	closeOnce sync.Once
-	serving   atomic.Bool // Serve has started the cron
-	cronDone  chan struct{}
-	released  releasedMemory // big buffers dropped, for the cron to return to the OS
+	// slotRemote, for a slot whose group this node does not host, is
+	// that group as the cluster map describes it (MapSlots): where to
+	// redirect. nil with slotGroup nil: no group serves the slot.
+	slotRemote []*clusterGroup
+	remote     map[uint16]*clusterGroup // the groups slotRemote names, by ID
+	seq        uint64                   // the last entry this node proposed to any group (propose.go)
+	runID      string
+	started    time.Time
+	nextID     atomic.Int64
+	listeners  []net.Listener
+	loop       *eventLoop // serves every client (loop_linux.go)
+	closing    atomic.Bool
+	closeOnce  sync.Once
+	serving    atomic.Bool // Serve has started the cron
+	cronDone   chan struct{}
+	released   releasedMemory // big buffers dropped, for the cron to return to the OS
 }
 
 // New returns a server with cfg; Listen and Serve start it.
