@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -25,8 +26,10 @@ func clusterCommand() *ucli.Command {
 		Name:  "cluster",
 		Usage: "make running nodes (cluster-enabled yes) one replicated group, and change or check it",
 		Subcommands: []*ucli.Command{
-			{Name: "create", Usage: "bootstrap a group on the first node and add the others to it",
-				ArgsUsage: "HOST:PORT [HOST:PORT ...]", Flags: clusterFlags(), Action: runClusterCreate},
+			{Name: "create", Usage: "bootstrap a group on the first node and add the others to it; with --groups, spread the slots over that many groups",
+				ArgsUsage: "HOST:PORT [HOST:PORT ...]", Action: runClusterCreate,
+				Flags: append(clusterFlags(), &ucli.IntFlag{Name: "groups", Value: 1,
+					Usage: "Raft groups to spread the 16384 slots over, each on three of the nodes (1: every node in one group)"})},
 			{Name: "add-node", Usage: "add a running node to the group EXISTING is in",
 				ArgsUsage: "NEW-HOST:PORT EXISTING-HOST:PORT", Flags: clusterFlags(), Action: runClusterAddNode},
 			{Name: "del-node", Usage: "remove the node with NODE-ID from the group EXISTING is in",
@@ -280,8 +283,50 @@ func runClusterCreate(c *ucli.Context) error {
 			return err
 		}
 	}
+	if groups := c.Int("groups"); groups > 1 {
+		if _, err := a.do(addrs[0], "CLUSTER", "CREATEGROUPS", groups); err != nil {
+			return err
+		}
+		if err := a.waitServed(addrs, groups); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.out, "spread the slots over %d groups\n", groups)
+	}
 	_, err = a.status(addrs[0])
 	return err
+}
+
+// waitServed waits until every node's CLUSTER SLOTS shows the slots in
+// (at least) groups ranges, each with a master: every group has elected
+// its leader and every node has the cluster map.
+func (a *clusterAdmin) waitServed(addrs []string, groups int) error {
+	deadline := time.Now().Add(a.timeout)
+	for _, addr := range addrs {
+		for {
+			rows, err := a.slots(addr)
+			if err == nil && len(rows) >= groups {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s does not serve %d groups within %s (%d slot ranges with a master, err %v)", addr, groups, a.timeout, len(rows), err)
+			}
+			time.Sleep(50 * time.Millisecond) // nothing notifies a group's first election
+		}
+	}
+	return nil
+}
+
+// slots are the ranges of CLUSTER SLOTS at addr that have a master.
+func (a *clusterAdmin) slots(addr string) ([]redis.ClusterSlot, error) {
+	rc := a.dial(addr)
+	defer rc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
+	defer cancel()
+	rows, err := rc.ClusterSlots(ctx).Result()
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(rows, func(r redis.ClusterSlot) bool { return len(r.Nodes) == 0 || r.Nodes[0].Addr == "" }), nil
 }
 
 func runClusterAddNode(c *ucli.Context) error {

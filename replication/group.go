@@ -338,6 +338,9 @@ func (g *Group) Propose(data []byte, timeout time.Duration) (any, error) {
 // VerifyLeader confirms with a majority that this node still leads.
 func (g *Group) VerifyLeader() error { return g.raft.VerifyLeader().Error() }
 
+// errHasState refuses to bootstrap a group that has Raft state.
+var errHasState = errors.New("this node already has Raft state (it is, or was, in a group)")
+
 // Bootstrap makes the group, on a node with no Raft state for it yet, a
 // group of the given voters (this node among them, by ID and BusAddr).
 // Every voter may be bootstrapped with the same set; one of them is then
@@ -349,7 +352,7 @@ func (g *Group) Bootstrap(voters []server.ClusterMember) error {
 	}
 	if err := g.raft.BootstrapCluster(cfg).Error(); err != nil {
 		if errors.Is(err, raft.ErrCantBootstrap) {
-			return errors.New("this node already has Raft state (it is, or was, in a group)")
+			return errHasState
 		}
 		return err
 	}

@@ -32,13 +32,20 @@ const metaGroupID uint16 = 0
 
 // metaFSM applies the metadata group's entries to its map.
 type metaFSM struct {
-	logger *slog.Logger
-	mu     sync.RWMutex
-	m      *slotmap.Map
+	logger   *slog.Logger
+	onChange func() // if set, hears of each applied op and restore (quickly)
+	mu       sync.RWMutex
+	m        *slotmap.Map
 }
 
-func newMetaFSM(logger *slog.Logger) *metaFSM {
-	return &metaFSM{logger: logger, m: &slotmap.Map{}}
+func newMetaFSM(logger *slog.Logger, onChange func()) *metaFSM {
+	return &metaFSM{logger: logger, onChange: onChange, m: &slotmap.Map{}}
+}
+
+func (f *metaFSM) changed() {
+	if f.onChange != nil {
+		f.onChange()
+	}
 }
 
 // Apply applies one op (raft.FSM); the op's refusal, if any, is the
@@ -53,8 +60,13 @@ func (f *metaFSM) Apply(l *raft.Log) any {
 		return err
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.m.Apply(op)
+	err = f.m.Apply(op)
+	f.mu.Unlock()
+	if err == nil {
+		f.changed()
+		return nil
+	}
+	return err
 }
 
 // current returns a copy of the map, safe to read while entries apply.
@@ -86,6 +98,7 @@ func (f *metaFSM) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	f.m = m
 	f.mu.Unlock()
+	f.changed()
 	return nil
 }
 
@@ -109,11 +122,10 @@ type metaGroup struct {
 }
 
 // openMetaGroup opens this node's voter of the metadata group, under
-// Dir/raft/groups/0 like any other group. Open does not call it yet: the
-// node does not take part in the metadata group until the cluster map is
-// wired in (PARTITIONS.md §4).
-func (n *Node) openMetaGroup() (*metaGroup, error) {
-	f := newMetaFSM(n.logger.With("group", metaGroupID))
+// Dir/raft/groups/0 like any other group; onChange, if set, hears of
+// every change of its map.
+func (n *Node) openMetaGroup(onChange func()) (*metaGroup, error) {
+	f := newMetaFSM(n.logger.With("group", metaGroupID), onChange)
 	g, err := n.OpenGroup(metaGroupID, f)
 	if err != nil {
 		return nil, err

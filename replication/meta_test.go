@@ -20,7 +20,7 @@ import (
 func startMetaGroup(t *testing.T) []*memNode {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return startFSMGroup(t, memTransports(3), func() raft.FSM { return newMetaFSM(logger) })
+	return startFSMGroup(t, memTransports(3), func() raft.FSM { return newMetaFSM(logger, nil) })
 }
 
 // metaOf is the metadata group's voter on a node of startMetaGroup: a
@@ -108,7 +108,7 @@ func TestMetaGroupAgreesOnTheMap(t *testing.T) {
 // a map is refused and leaves the map as it was.
 func TestMetaSnapshotRestores(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f := newMetaFSM(logger)
+	f := newMetaFSM(logger, nil)
 	for i, op := range []slotmap.Op{
 		{Kind: slotmap.OpAddNode, Node: mapNode(1)},
 		{Kind: slotmap.OpCreateGroup, Group: 3, Voters: []string{mapNode(1).ID}},
@@ -130,7 +130,7 @@ func TestMetaSnapshotRestores(t *testing.T) {
 	if err := snap.Persist(sink); err != nil {
 		t.Fatal(err)
 	}
-	g := newMetaFSM(logger)
+	g := newMetaFSM(logger, nil)
 	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestMetaSnapshotRestores(t *testing.T) {
 // An entry this version cannot decode is skipped, the same way on every
 // voter: the map does not change and the proposer gets the error.
 func TestMetaSkipsUnreadableEntries(t *testing.T) {
-	f := newMetaFSM(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f := newMetaFSM(slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	before := f.current().Encode()
 	if err, _ := f.Apply(&raft.Log{Index: 1, Type: raft.LogCommand, Data: []byte{0x7f, 1, 2}}).(error); err == nil {
 		t.Fatal("an unreadable entry was applied")
@@ -168,9 +168,9 @@ func (s *memSink) ID() string    { return "mem" }
 func (s *memSink) Cancel() error { s.cancelled = true; return nil }
 func (s *memSink) Close() error  { return nil }
 
-// startMetaOnNodes runs the metadata group on three nodes (openMetaGroup,
-// on their Raft ports), each also answering forwarded requests, and
-// returns each node's voter and forward stream.
+// startMetaOnNodes bootstraps the metadata group every node runs on
+// three nodes that form no main group, and returns each node's voter and
+// forward stream.
 func startMetaOnNodes(t *testing.T) ([]*metaGroup, []*GroupStream) {
 	t.Helper()
 	var nodes []*testNode
@@ -183,20 +183,12 @@ func startMetaOnNodes(t *testing.T) ([]*metaGroup, []*GroupStream) {
 	var groups []*metaGroup
 	var streams []*GroupStream
 	for _, n := range nodes {
-		g, err := n.node.openMetaGroup()
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := n.node.parts.meta // every node runs one, not bootstrapped until its cluster is
 		if err := g.Bootstrap(voters); err != nil {
 			t.Fatal(err)
 		}
-		s, err := n.node.mux.Group(forwardGroup)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go serveForwards(s, map[byte]forwardHandler{forwardMetaOp: g.handleForwarded}, n.node.logger)
 		groups = append(groups, g)
-		streams = append(streams, s)
+		streams = append(streams, n.node.parts.forward)
 	}
 	return groups, streams
 }

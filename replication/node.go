@@ -54,7 +54,8 @@ type Node struct {
 	self   server.ClusterMember
 	logger *slog.Logger
 
-	main    *Group // groups[mainGroup]
+	main    *Group      // groups[mainGroup]
+	parts   *partitions // the cluster map; nil with an injected Transport (partitions.go)
 	mu      sync.Mutex
 	groups  map[uint16]*Group // the open groups
 	opening map[uint16]bool   // groups being opened
@@ -113,6 +114,12 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 			n.mux.Close()
 		}
 		return nil, err
+	}
+	if n.mux != nil {
+		if err := n.startPartitions(); err != nil {
+			n.Close()
+			return nil, fmt.Errorf("replication: the cluster map: %w", err)
+		}
 	}
 	return n, nil
 }
@@ -265,6 +272,9 @@ func syncFile(path string) error {
 func (n *Node) Close() error {
 	n.mu.Lock()
 	n.closed = true
+	n.mu.Unlock()
+	n.stopPartitions()
+	n.mu.Lock()
 	groups := n.groups
 	n.groups = map[uint16]*Group{}
 	n.mu.Unlock()
@@ -336,6 +346,13 @@ func (n *Node) VerifyLeader() error { return n.main.VerifyLeader() }
 func (n *Node) Bootstrap() error {
 	if err := n.main.Bootstrap([]server.ClusterMember{n.self}); err != nil {
 		return err
+	}
+	if n.parts != nil {
+		// The metadata group starts with the main group; its leader then
+		// adds the main group's members (syncMetaMembers).
+		if err := n.parts.meta.Bootstrap([]server.ClusterMember{n.self}); err != nil {
+			return fmt.Errorf("the cluster map's group: %w", err)
+		}
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for !n.Leading() {

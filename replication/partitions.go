@@ -1,0 +1,400 @@
+package replication
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/redstream/redstream/replication/slotmap"
+	"github.com/redstream/redstream/server"
+)
+
+// The node's side of the cluster map (PARTITIONS.md §4). Every node of a
+// cluster started on a Raft port takes part in the metadata group
+// (meta.go): it is bootstrapped with the main group, and its leader keeps
+// its members equal to the main group's, up to five voters, the others
+// non-voters, so every node holds a copy of the map.
+//
+// A map without groups is a cluster that was never partitioned: the
+// main group owns every slot, as before. `CLUSTER CREATEGROUPS n`
+// (CreateGroups) partitions an empty cluster once: it records the nodes,
+// places group g's voters on nodes g-1, g, g+1 (by node ID, modulo the
+// node count; group 1, the main group, keeps every node as voter),
+// and gives each group an equal share of the slots.
+//
+// Each node then follows its copy of the map (followMap): it opens and
+// bootstraps the data groups it is a voter of (every voter bootstraps
+// the same configuration, which Raft allows), hands the server each
+// slot's owner (server.MapSlots), records in the map the groups it leads,
+// so that every node can name each group's leader, and gives a group it
+// leads to the group's preferred leader, its first voter, once that one
+// is up and caught up: Kafka's preferred-replica election, which spreads
+// leaders one per node with three nodes and three groups, and brings a
+// node that returns its share back.
+//
+// Restart: the map comes back with the metadata group's log, which is
+// applied only once its leader is known. Until then a node of a
+// partitioned cluster must not serve any slot as the main group's (it
+// would take a write of another group's slot), so a partitioned node
+// keeps a marker file and starts with every slot unowned (-CLUSTERDOWN)
+// until its map has groups again.
+
+// partitions is the node's part in the cluster map.
+type partitions struct {
+	meta    *metaGroup
+	forward *GroupStream // the node's forwarded requests (forward.go)
+	changed chan struct{}
+	done    chan struct{}
+	wg      sync.WaitGroup
+
+	// Touched by followMap's goroutine only.
+	mapped    uint64 // the map Epoch the server's slots were last set from
+	hosted    int    // the data groups hosted then
+	transfers map[uint16]time.Time
+}
+
+// partitionedMarker is the file that says this node's cluster is
+// partitioned (see above).
+const partitionedMarker = "partitioned"
+
+// startPartitions opens the metadata group and starts following the map.
+func (n *Node) startPartitions() error {
+	p := &partitions{changed: make(chan struct{}, 1), done: make(chan struct{}), transfers: map[uint16]time.Time{}}
+	if _, err := os.Stat(filepath.Join(n.cfg.Dir, "raft", partitionedMarker)); err == nil {
+		if err := n.srv.MapSlots(make([]uint16, slotmap.NumSlots), nil); err != nil {
+			return err
+		}
+	}
+	meta, err := n.openMetaGroup(func() {
+		select {
+		case p.changed <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		return err
+	}
+	p.meta = meta
+	if p.forward, err = n.mux.Group(forwardGroup); err != nil {
+		return err
+	}
+	go serveForwards(p.forward, map[byte]forwardHandler{forwardMetaOp: meta.handleForwarded}, n.logger)
+	n.parts = p
+	p.wg.Add(1)
+	go n.followMap()
+	return nil
+}
+
+// stopPartitions stops following the map (the groups close with the
+// node).
+func (n *Node) stopPartitions() {
+	if n.parts == nil {
+		return
+	}
+	close(n.parts.done)
+	n.parts.wg.Wait()
+	n.parts.forward.Close()
+}
+
+// followMap brings the node in line with its map whenever the map
+// changes, and every second (memberships, leaders, balance).
+func (n *Node) followMap() {
+	p := n.parts
+	defer p.wg.Done()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		n.syncMap()
+		select {
+		case <-p.done:
+			return
+		case <-p.changed:
+		case <-tick.C:
+		}
+	}
+}
+
+// syncMap is one pass of followMap.
+func (n *Node) syncMap() {
+	p := n.parts
+	if p.meta.Leading() {
+		n.syncMetaMembers()
+	}
+	m := p.meta.fsm.current()
+	groups := m.Groups()
+	if len(groups) == 0 {
+		return // never partitioned: the main group owns every slot
+	}
+	n.markPartitioned()
+	hosted := 0
+	for _, g := range groups {
+		if g.ID == mainGroup || !slices.Contains(g.Voters, n.self.ID) {
+			continue
+		}
+		if n.Group(g.ID) == nil && !n.hostMapped(m, g) {
+			continue
+		}
+		hosted++
+	}
+	if m.Epoch != p.mapped || hosted != p.hosted {
+		owners := make([]uint16, slotmap.NumSlots)
+		for _, r := range m.Ranges() {
+			for s := r.First; s <= r.Last; s++ {
+				owners[s] = r.Group
+			}
+		}
+		remote := func(id uint16) server.Cluster { return mapGroup{n: n, m: m, id: id} }
+		if err := n.srv.MapSlots(owners, remote); err != nil {
+			n.logger.Error("could not take the cluster map's slots", "err", err)
+			return
+		}
+		p.mapped, p.hosted = m.Epoch, hosted
+	}
+	n.recordLeaders(m, groups)
+	n.balance(m, groups)
+}
+
+// hostMapped opens data group g, which the map makes this node a voter
+// of, and bootstraps it when it is new.
+func (n *Node) hostMapped(m *slotmap.Map, g slotmap.Group) bool {
+	grp, err := n.HostDataGroup(g.ID)
+	if err != nil {
+		n.logger.Error("could not open a group of the cluster map", "group", g.ID, "err", err)
+		return false
+	}
+	err = grp.Bootstrap(mapMembers(m, g.Voters))
+	if err == nil {
+		n.logger.Info("bootstrapped a group of the cluster map", "group", g.ID, "voters", len(g.Voters))
+	} else if !errors.Is(err, errHasState) {
+		n.logger.Error("could not bootstrap a group of the cluster map", "group", g.ID, "err", err)
+	}
+	return true
+}
+
+// markPartitioned writes the marker once.
+func (n *Node) markPartitioned() {
+	path := filepath.Join(n.cfg.Dir, "raft", partitionedMarker)
+	if _, err := os.Stat(path); err == nil {
+		return
+	}
+	if err := os.WriteFile(path, []byte("this node's cluster is partitioned: it serves no slot until its cluster map is back\n"), 0o644); err != nil {
+		n.logger.Error("could not mark the node partitioned", "err", err)
+		return
+	}
+	if err := syncFile(path); err != nil {
+		n.logger.Error("could not mark the node partitioned", "err", err)
+	}
+}
+
+// mapMembers are the map's nodes with these IDs, as group members.
+func mapMembers(m *slotmap.Map, ids []string) []server.ClusterMember {
+	nodes := map[string]slotmap.Node{}
+	for _, nd := range m.Nodes() {
+		nodes[nd.ID] = nd
+	}
+	out := make([]server.ClusterMember, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, server.ClusterMember{ID: id, Addr: nodes[id].Addr, BusAddr: nodes[id].BusAddr})
+	}
+	return out
+}
+
+// syncMetaMembers, on the metadata leader, makes the metadata group's
+// members the main group's voters (the first five voters, the others
+// non-voters) and records every main member the map lacks.
+func (n *Node) syncMetaMembers() {
+	meta := n.parts.meta
+	mainCf := n.main.raft.GetConfiguration()
+	metaCf := meta.raft.GetConfiguration()
+	if mainCf.Error() != nil || metaCf.Error() != nil {
+		return
+	}
+	in := map[raft.ServerID]raft.ServerSuffrage{}
+	voters := 0
+	for _, s := range metaCf.Configuration().Servers {
+		in[s.ID] = s.Suffrage
+		if s.Suffrage == raft.Voter {
+			voters++
+		}
+	}
+	if !slices.ContainsFunc(mainCf.Configuration().Servers, func(s raft.Server) bool { return string(s.ID) == n.self.ID }) {
+		return // no main group here (yet): nothing to follow
+	}
+	want := map[raft.ServerID]bool{}
+	for _, s := range mainCf.Configuration().Servers {
+		if s.Suffrage != raft.Voter {
+			continue
+		}
+		want[s.ID] = true
+		if _, ok := in[s.ID]; ok {
+			continue
+		}
+		var err error
+		if voters < 5 {
+			err = meta.raft.AddVoter(s.ID, s.Address, 0, 5*time.Second).Error()
+			voters++
+		} else {
+			err = meta.raft.AddNonvoter(s.ID, s.Address, 0, 5*time.Second).Error()
+		}
+		if err != nil {
+			n.logger.Warn("could not add a node to the metadata group", "node", s.ID, "err", err)
+			return
+		}
+	}
+	for id := range in {
+		if !want[id] && string(id) != n.self.ID {
+			if err := meta.raft.RemoveServer(id, 0, 5*time.Second).Error(); err != nil {
+				n.logger.Warn("could not remove a node from the metadata group", "node", id, "err", err)
+				return
+			}
+		}
+	}
+}
+
+// recordLeaders records in the map each group this node leads whose
+// record names another leader or an older term.
+func (n *Node) recordLeaders(m *slotmap.Map, groups []slotmap.Group) {
+	for _, g := range groups {
+		grp := n.Group(g.ID)
+		if g.ID == mainGroup {
+			grp = n.main
+		}
+		if grp == nil || !grp.Leading() {
+			continue
+		}
+		term := grp.raft.CurrentTerm()
+		if id, at := m.Leader(g.ID); id == n.self.ID && at == term {
+			continue
+		}
+		op := slotmap.Op{Kind: slotmap.OpSetLeader, Group: g.ID, Node: slotmap.Node{ID: n.self.ID}, Term: term}
+		if err := n.parts.meta.proposeAnywhere(n.parts.forward, op, 2*time.Second); err != nil && !errors.Is(err, errMapRefused) {
+			n.logger.Warn("could not record leading a group in the cluster map", "group", g.ID, "err", err)
+		}
+	}
+}
+
+// balance hands each group this node leads to the group's preferred
+// leader (its first voter in the map) once that node is a voter that
+// answers and has the log, at most once per group every 10 seconds.
+func (n *Node) balance(m *slotmap.Map, groups []slotmap.Group) {
+	for _, g := range groups {
+		if len(g.Voters) == 0 || g.Voters[0] == n.self.ID {
+			continue
+		}
+		grp := n.Group(g.ID)
+		if g.ID == mainGroup {
+			grp = n.main
+		}
+		if grp == nil || !grp.Leading() || time.Since(n.parts.transfers[g.ID]) < 10*time.Second {
+			continue
+		}
+		want := g.Voters[0]
+		match, ok := grp.raft.MatchIndexes()[raft.ServerID(want)]
+		if !ok || grp.lastContact(want) > 0 || match+64 < grp.raft.LastIndex() {
+			continue // down, or behind: it would only stall the group
+		}
+		n.parts.transfers[g.ID] = time.Now()
+		n.logger.Info("handing a group's leadership to its preferred leader", "group", g.ID, "to", want)
+		if err := grp.TransferLeadership(want); err != nil {
+			n.logger.Warn("leadership transfer failed", "group", g.ID, "to", want, "err", err)
+		}
+	}
+}
+
+// CreateGroups partitions the cluster into count groups (see above). The
+// cluster must hold no keys; the caller (the server's command) checks.
+func (n *Node) CreateGroups(count int) error {
+	if n.parts == nil {
+		return errors.New("replication: this node has no Raft port to run the cluster map on")
+	}
+	if m := n.parts.meta.fsm.current(); len(m.Groups()) > 0 {
+		return errors.New("the cluster is partitioned already")
+	}
+	members := n.main.Members()
+	for _, mb := range members {
+		if mb.Addr == "" {
+			return fmt.Errorf("node %s has no client address in the group's log yet; retry", mb.ID)
+		}
+	}
+	if count < 1 || count > slotmap.NumSlots {
+		return fmt.Errorf("%d groups: want 1..%d", count, slotmap.NumSlots)
+	}
+	var ops []slotmap.Op
+	for _, mb := range members {
+		ops = append(ops, slotmap.Op{Kind: slotmap.OpAddNode, Node: slotmap.Node{ID: mb.ID, Addr: mb.Addr, BusAddr: mb.BusAddr}})
+	}
+	for g := 1; g <= count; g++ {
+		ops = append(ops, slotmap.Op{Kind: slotmap.OpCreateGroup, Group: uint16(g), Voters: placeVoters(members, g)})
+	}
+	for g := 1; g <= count; g++ {
+		first, last := (g-1)*slotmap.NumSlots/count, g*slotmap.NumSlots/count-1
+		ops = append(ops, slotmap.Op{Kind: slotmap.OpAssignSlots, Group: uint16(g), Ranges: []slotmap.Range{{First: first, Last: last}}})
+	}
+	for _, op := range ops {
+		if err := n.parts.meta.proposeAnywhere(n.parts.forward, op, 10*time.Second); err != nil {
+			return fmt.Errorf("%s: %w", op.Kind, err)
+		}
+	}
+	return nil
+}
+
+// placeVoters are group g's voters: nodes g-1, g, g+1 of members (by ID,
+// wrapping), the first its preferred leader; group 1, the main group,
+// has every node.
+func placeVoters(members []server.ClusterMember, g int) []string {
+	k := len(members)
+	size := min(3, k)
+	if g == int(mainGroup) {
+		size = k
+	}
+	out := make([]string, 0, size)
+	for j := range size {
+		out = append(out, members[(g-1+j)%k].ID)
+	}
+	return out
+}
+
+// mapGroup is a group this node does not host, as its map describes it
+// (server.Cluster, for redirects and CLUSTER SLOTS): its voters and the
+// leader it last recorded.
+type mapGroup struct {
+	n  *Node
+	m  *slotmap.Map
+	id uint16
+}
+
+func (g mapGroup) Self() server.ClusterMember { return g.n.self }
+
+func (g mapGroup) Members() []server.ClusterMember {
+	leader, _ := g.m.Leader(g.id)
+	for _, grp := range g.m.Groups() {
+		if grp.ID == g.id {
+			out := mapMembers(g.m, grp.Voters)
+			for i := range out {
+				out[i].Leader = out[i].ID == leader
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+func (g mapGroup) Status() server.ClusterStatus {
+	leader, term := g.m.Leader(g.id)
+	return server.ClusterStatus{Role: "follower", Term: term, LeaderID: leader}
+}
+
+var errNotHosted = errors.New("replication: this node holds no voter of the group")
+
+func (g mapGroup) Leading() bool                      { return false }
+func (g mapGroup) Propose([]byte) func() error        { return func() error { return errNotHosted } }
+func (g mapGroup) VerifyLeader() error                { return errNotHosted }
+func (g mapGroup) Bootstrap() error                   { return errNotHosted }
+func (g mapGroup) AddNode(server.ClusterMember) error { return errNotHosted }
+func (g mapGroup) RemoveNode(string) error            { return errNotHosted }
+func (g mapGroup) Replicas(uint64) int                { return 0 }

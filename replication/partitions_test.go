@@ -1,0 +1,200 @@
+package replication
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redstream/redstream/server"
+)
+
+// partitioned starts three nodes of one main group and spreads the slots
+// over count groups (CreateGroups on the main leader).
+func partitioned(t *testing.T, count int) []*testNode {
+	t.Helper()
+	nodes := startGroup(t)
+	if err := nodes[0].node.CreateGroups(count); err != nil {
+		t.Fatal(err)
+	}
+	return nodes
+}
+
+// preferred is the node placeVoters makes group g's first voter.
+func preferred(nodes []*testNode, g int) *testNode {
+	sorted := slices.Clone(nodes)
+	slices.SortFunc(sorted, func(a, b *testNode) int { return strings.Compare(a.node.self.ID, b.node.self.ID) })
+	return sorted[(g-1)%len(sorted)]
+}
+
+// leads reports whether n leads group id (the main group for 1).
+func leads(n *testNode, id uint16) bool {
+	if n.srv == nil {
+		return false
+	}
+	if id == mainGroup {
+		return n.node.main.Leading()
+	}
+	g := n.node.Group(id)
+	return g != nil && g.Leading()
+}
+
+// waitBalanced waits until each group is led by its preferred leader and
+// every running node's map records it.
+func waitBalanced(t *testing.T, nodes []*testNode, count int) {
+	t.Helper()
+	waitFor(t, "every group led by its preferred node, and recorded so", func() bool {
+		for g := 1; g <= count; g++ {
+			want := preferred(nodes, g)
+			if !leads(want, uint16(g)) {
+				return false
+			}
+			for _, n := range nodes {
+				if n.srv == nil {
+					continue
+				}
+				if id, _ := n.node.parts.meta.fsm.current().Leader(uint16(g)); id != want.node.self.ID {
+					return false
+				}
+			}
+		}
+		return true
+	})
+}
+
+// Three nodes, three groups: every node hosts every group, each node
+// leads one group, and a cluster client's writes to 16 partition keys
+// land in their slot's group's database on every node.
+func TestCreateGroupsSpreadsSlotsAndLeaders(t *testing.T) {
+	nodes := partitioned(t, 3)
+	waitBalanced(t, nodes, 3)
+	for _, n := range nodes {
+		for _, id := range []uint16{2, 3} {
+			if n.node.Group(id) == nil {
+				t.Fatalf("%s does not host group %d", n.addr, id)
+			}
+		}
+	}
+	ctx := context.Background()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{nodes[0].addr, nodes[1].addr, nodes[2].addr}})
+	defer cc.Close()
+	for i := range 16 {
+		key := fmt.Sprintf("orders:{%d}", i)
+		if err := cc.XAdd(ctx, &redis.XAddArgs{Stream: key, ID: "1-1", Values: []string{"n", "1"}}).Err(); err != nil {
+			t.Fatalf("XADD %s: %v", key, err)
+		}
+	}
+	for _, n := range nodes {
+		waitFor(t, "16 keys on "+n.addr, func() bool {
+			total := 0
+			for db := range 3 {
+				total += len(splitKeys(keysIn(t, n.srv, db)))
+			}
+			return total == 16
+		})
+		for db := range 3 {
+			for _, key := range splitKeys(keysIn(t, n.srv, db)) {
+				if owner := shareOf(server.KeySlot([]byte(key)), 3); owner != db+1 {
+					t.Errorf("%s: %s (slot %d, group %d's) is in database %d", n.addr, key, server.KeySlot([]byte(key)), owner, db)
+				}
+			}
+		}
+		rows, err := redis.NewClient(&redis.Options{Addr: n.addr}).ClusterSlots(ctx).Result()
+		if err != nil || len(rows) != 3 {
+			t.Fatalf("%s: CLUSTER SLOTS = %v, %v: want 3 ranges", n.addr, rows, err)
+		}
+		masters := map[string]bool{}
+		for _, r := range rows {
+			masters[r.Nodes[0].Addr] = true
+		}
+		if len(masters) != 3 {
+			t.Errorf("%s: CLUSTER SLOTS masters %v, want one per node", n.addr, rows)
+		}
+	}
+	if err := nodes[0].node.CreateGroups(3); err == nil {
+		t.Error("a second CreateGroups succeeded")
+	}
+}
+
+func splitKeys(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+// A node that leaves and comes back serves no slot until it has the map
+// again (its marker), then gets its group's leadership back.
+func TestReturningNodeGetsItsGroupBack(t *testing.T) {
+	nodes := partitioned(t, 3)
+	waitBalanced(t, nodes, 3)
+	back := preferred(nodes, 2)
+	if _, err := os.Stat(filepath.Join(back.dir, "raft", partitionedMarker)); err != nil {
+		t.Fatalf("no marker: %v", err)
+	}
+	back.stop()
+	waitFor(t, "another node to lead group 2", func() bool {
+		for _, n := range nodes {
+			if n != back && leads(n, 2) {
+				return true
+			}
+		}
+		return false
+	})
+	i := slices.Index(nodes, back)
+	nodes[i] = startNodeOn(t, back.dir, back.port, back.busPort)
+	waitBalanced(t, nodes, 3)
+	ctx := context.Background()
+	key := keyOfGroup(2, 3)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{nodes[i].addr}})
+	defer c.Close()
+	if err := c.Set(ctx, key, "v", 0).Err(); err != nil {
+		t.Fatalf("SET %s after the return: %v", key, err)
+	}
+}
+
+// On a node with the marker, every slot answers -CLUSTERDOWN until the
+// map has groups: the main group must not take another group's writes.
+func TestMarkedNodeServesNothingBeforeItsMap(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "raft"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "raft", partitionedMarker), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n := startNode(t, dir, freePort(t))
+	if err := n.node.Bootstrap(); err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: n.addr, MaxRetries: -1})
+	defer c.Close()
+	err := c.Set(context.Background(), "k", "v", 0).Err()
+	if err == nil || !strings.HasPrefix(err.Error(), "CLUSTERDOWN") {
+		t.Fatalf("SET on a marked node without its map: %v, want CLUSTERDOWN", err)
+	}
+}
+
+// keyOfGroup is a key whose slot is group g's of count (CreateGroups'
+// equal shares).
+func keyOfGroup(g, count int) string {
+	for i := 0; ; i++ {
+		key := fmt.Sprintf("orders:{%d}", i)
+		if shareOf(server.KeySlot([]byte(key)), count) == g {
+			return key
+		}
+	}
+}
+
+// shareOf is the group CreateGroups gives slot to, of count.
+func shareOf(slot, count int) int {
+	for g := 1; ; g++ {
+		if slot <= g*16384/count-1 {
+			return g
+		}
+	}
+}
