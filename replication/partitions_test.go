@@ -198,3 +198,84 @@ func shareOf(slot, count int) int {
 		}
 	}
 }
+
+// Four nodes, three groups of three voters: node placement leaves each
+// node out of one data group. A node redirects the slots of a group it
+// does not host to the leader its map records, and lists that group in
+// CLUSTER SLOTS; a cluster client reaches every group from any node.
+func TestNodesRedirectToGroupsTheyDoNotHost(t *testing.T) {
+	var nodes []*testNode
+	for range 4 {
+		nodes = append(nodes, startNode(t, t.TempDir(), freePort(t)))
+	}
+	formGroup(t, nodes)
+	if err := nodes[0].node.CreateGroups(3); err != nil {
+		t.Fatal(err)
+	}
+	waitBalanced(t, nodes, 3)
+	ctx := context.Background()
+	for g := 2; g <= 3; g++ {
+		key := keyOfGroup(g, 3)
+		leader := preferred(nodes, g).addr
+		for _, n := range nodes {
+			if n.node.Group(uint16(g)) != nil {
+				continue
+			}
+			c := redis.NewClient(&redis.Options{Addr: n.addr, MaxRetries: -1})
+			want := fmt.Sprintf("MOVED %d %s", server.KeySlot([]byte(key)), leader)
+			if err := c.Set(ctx, key, "v", 0).Err(); err == nil || err.Error() != want {
+				t.Errorf("SET %s (group %d) on %s, which does not host it: %v, want %s", key, g, n.addr, err, want)
+			}
+			rows, err := c.ClusterSlots(ctx).Result()
+			c.Close()
+			if err != nil || len(rows) != 3 {
+				t.Fatalf("CLUSTER SLOTS on %s: %v, %v: want the 3 groups", n.addr, rows, err)
+			}
+			if r := rows[g-1]; r.Nodes[0].Addr != leader || len(r.Nodes) != 3 {
+				t.Errorf("CLUSTER SLOTS on %s, group %d's row: %+v, want %s first and its 2 other voters", n.addr, g, r, leader)
+			}
+		}
+	}
+	for _, n := range nodes {
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{n.addr}})
+		for g := 1; g <= 3; g++ {
+			key := keyOfGroup(g, 3)
+			if err := cc.Set(ctx, key, n.addr, 0).Err(); err != nil {
+				t.Errorf("cluster client seeded with %s: SET %s: %v", n.addr, key, err)
+			}
+		}
+		cc.Close()
+	}
+}
+
+// A partitioned cluster stopped whole comes back whole: every node
+// reopens its groups from the map, and every key is read back through
+// its group's leader.
+func TestPartitionedClusterRestarts(t *testing.T) {
+	nodes := partitioned(t, 3)
+	waitBalanced(t, nodes, 3)
+	ctx := context.Background()
+	addrs := func() []string { return []string{nodes[0].addr, nodes[1].addr, nodes[2].addr} }
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs()})
+	for i := range 16 {
+		if err := cc.RPush(ctx, fmt.Sprintf("jobs:{%d}", i), i).Err(); err != nil {
+			t.Fatalf("RPUSH jobs:{%d}: %v", i, err)
+		}
+	}
+	cc.Close()
+	for _, n := range nodes {
+		n.stop()
+	}
+	for i, n := range nodes {
+		nodes[i] = startNodeOn(t, n.dir, n.port, n.busPort)
+	}
+	waitBalanced(t, nodes, 3)
+	cc = redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs()})
+	defer cc.Close()
+	for i := range 16 {
+		got, err := cc.LRange(ctx, fmt.Sprintf("jobs:{%d}", i), 0, -1).Result()
+		if err != nil || len(got) != 1 || got[0] != fmt.Sprint(i) {
+			t.Errorf("LRANGE jobs:{%d} after the restart: %v, %v", i, got, err)
+		}
+	}
+}
