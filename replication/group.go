@@ -37,6 +37,9 @@ type Group struct {
 	onLeading func(bool)
 	// addrs, if set, gives the members' client addresses by ID.
 	addrs func() map[string]string
+	// commitTimeout, if set, replaces raftConfig's CommitTimeout: how
+	// often an idle leader tells followers its commit index.
+	commitTimeout time.Duration
 
 	raft  *raft.Raft // nil until open has started it
 	log   *wal.WAL
@@ -119,6 +122,9 @@ func (g *Group) open(cfg Config, machine raft.FSM, mux *Mux, trans raft.Transpor
 	}
 	rc := raftConfig(cfg, g.self.ID, g.logger)
 	rc.NotifyCh = g.notify
+	if g.commitTimeout > 0 {
+		rc.CommitTimeout = g.commitTimeout
+	}
 	// A follower reads back every entry it applies, and a leader every
 	// entry it sends after its log writer has stored it: from the cache,
 	// not a pread each (followers -15% CPU per write, XADD 50 clients).
