@@ -19,8 +19,10 @@ run: build
 # Starts three nodes on 127.0.0.1:7001-7003 (Raft on 17001-17003, data
 # under ./data/cluster) and makes them one replicated group; Ctrl-C
 # stops all three (scripts/cluster.sh).
+# CLUSTER_GROUPS=3 spreads the slots over three Raft groups (first run).
+CLUSTER_GROUPS ?= 1
 cluster: build
-	./scripts/cluster.sh $(BIN)
+	./scripts/cluster.sh $(BIN) $(CLUSTER_GROUPS)
 
 # Every test: unit, fuzz seed corpora, black-box tests with real clients
 # (and side by side with redis-server when it is installed), under -race.

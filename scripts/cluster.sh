@@ -3,9 +3,11 @@
 # on 17001-17003, data under data/cluster/700N) made one replicated group
 # by `redstream cluster create`. Ctrl-C stops all three. A second run
 # restarts the same group from its data (delete data/cluster to start
-# over).
+# over). A second argument above 1 spreads the slots over that many Raft
+# groups (cluster create --groups) on the first run.
 set -u
 BIN=${1:-bin/redstream}
+NGROUPS=${2:-1}
 ROOT=data/cluster
 PORTS="7001 7002 7003"
 
@@ -45,7 +47,7 @@ if [ -e "$ROOT/created" ]; then
 	"$BIN" cluster status 127.0.0.1:7001
 else
 	# shellcheck disable=SC2086 # one argument per address
-	"$BIN" cluster create $addrs || {
+	"$BIN" cluster create --groups "$NGROUPS" $addrs || {
 		echo "cluster create failed; logs: $ROOT/700N/redstream.log" >&2
 		exit 1
 	}
