@@ -387,6 +387,11 @@ func runClusterCheck(c *ucli.Context) error {
 type groupStatus struct {
 	leader  *clusterNode
 	members []memberStatus
+	// The slot map as addr serves it: each range's group leader (master)
+	// and its other voters; ranges of a group without a leader are left
+	// out.
+	slots    []redis.ClusterSlot
+	slotsErr error
 }
 
 type memberStatus struct {
@@ -404,9 +409,15 @@ func (st groupStatus) problem() error {
 			down = append(down, m.node.addr)
 		}
 	}
+	covered := 0
+	for _, r := range st.slots {
+		covered += int(r.End-r.Start) + 1
+	}
 	switch {
 	case st.leader == nil:
 		return errors.New("the group has no leader")
+	case st.slotsErr == nil && covered < 16384:
+		return fmt.Errorf("%d of 16384 slots have no leader", 16384-covered)
 	case len(down) > 0:
 		return fmt.Errorf("%d of %d members do not answer: %s", len(down), len(st.members), strings.Join(down, ", "))
 	}
@@ -428,6 +439,7 @@ func (a *clusterAdmin) status(addr string) (groupStatus, error) {
 		info, err := a.text(n.addr, "INFO", "replication")
 		st.members = append(st.members, memberStatus{node: n, info: info, err: err})
 	}
+	st.slots, st.slotsErr = a.slots(addr)
 	st.print(a.out)
 	return st, nil
 }
@@ -451,4 +463,24 @@ func (st groupStatus) print(out io.Writer) {
 			infoField(m.info, "raft_applied_index"), infoField(m.info, "raft_last_index"))
 	}
 	tw.Flush()
+	if st.slotsErr != nil {
+		fmt.Fprintf(out, "slots: %v\n", st.slotsErr)
+		return
+	}
+	fmt.Fprintln(out)
+	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SLOTS\tMASTER (GROUP LEADER)\tREPLICAS")
+	covered := 0
+	for _, r := range st.slots {
+		var replicas []string
+		for _, n := range r.Nodes[1:] {
+			replicas = append(replicas, n.Addr)
+		}
+		covered += int(r.End-r.Start) + 1
+		fmt.Fprintf(tw, "%d-%d\t%s\t%s\n", r.Start, r.End, r.Nodes[0].Addr, strings.Join(replicas, " "))
+	}
+	tw.Flush()
+	if covered < 16384 {
+		fmt.Fprintf(out, "%d of 16384 slots have no leader\n", 16384-covered)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -226,6 +227,8 @@ func TestClusterCommands(t *testing.T) {
 	}
 	if out, err := runCluster("check", b); err != nil || strings.Count(out, "follower") != 2 || !strings.Contains(out, "leader") {
 		t.Errorf("check: %v\n%s", err, out)
+	} else if !regexp.MustCompile(`(?m)^0-16383 +` + regexp.QuoteMeta(a) + ` +\S+ \S+$`).MatchString(out) {
+		t.Errorf("check shows no slot map with the leader %s as master of every slot and two replicas:\n%s", a, out)
 	}
 	if out, err := runCluster("del-node", b, idC); err != nil || !strings.Contains(out, "removed "+idC) {
 		t.Fatalf("del-node: %v\n%s", err, out)
