@@ -22,8 +22,10 @@
 // machine is the server's too, at database id-1, and hands it to the
 // server, which sends it the commands of the slots it is given
 // (server/groups.go). Closing the node closes every group. The
-// metadata group (meta.go, group 0) is such a group too, not yet opened
-// by the node. The rest of this page describes one group, the main one.
+// metadata group (meta.go, group 0) is such a group too: every node runs
+// it, it holds the cluster map, and each node opens the data groups the
+// map makes it a voter of (partitions.go). The rest of this page
+// describes one group, the main one.
 //
 // # A write's way
 //
