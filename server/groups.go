@@ -119,7 +119,34 @@ func (s *Server) MapSlots(owners []uint16, remote func(id uint16) Cluster) error
 		s.slotRemote[slot] = r
 	}
 	s.remote = others
+	s.redirectMovedWaiters()
 	return nil
+}
+
+// redirectMovedWaiters answers each client blocked on a key whose slot
+// now belongs to another group than the one whose database it waits in:
+// -MOVED to the slot's group leader (this node, if it leads it: the
+// client blocks again there), as Redis answers the clients blocked on a
+// slot that moved away. Lock should be held.
+func (s *Server) redirectMovedWaiters() {
+	for _, c := range s.clients {
+		b := c.blocked
+		if b == nil || b.inflight || len(b.keys) == 0 {
+			continue
+		}
+		slot := KeySlot([]byte(b.keys[0]))
+		g := s.slotGroup[slot]
+		if g != nil && g.db+c.db == b.db {
+			continue
+		}
+		s.unblock(c)
+		if g != nil {
+			c.out.Error(s.redirect(g, slot))
+		} else {
+			c.out.Error(s.slotRedirect(slot))
+		}
+		c.answered()
+	}
 }
 
 func remoteCluster(remote func(uint16) Cluster, id uint16) Cluster {

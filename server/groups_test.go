@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A client's replies keep its commands' order across groups: a write to
@@ -190,5 +191,31 @@ func TestMappedSlotsOfOtherGroupsRedirect(t *testing.T) {
 	row := fmt.Sprintf(":%d\r\n:%d\r\n*4\r\n$8\r\n10.0.0.9\r\n:7000\r\n", there, there)
 	if !strings.Contains(slots, row) {
 		t.Errorf("CLUSTER SLOTS = %q, want a row %q", slots, row)
+	}
+}
+
+// A client blocked on a key whose slot the map gives to another group is
+// answered -MOVED to that group's leader, as Redis answers the clients
+// blocked on a slot that moved away: its wait was in the old group's
+// database, where no write of that slot lands any more.
+func TestBlockedClientOfAMovedSlotIsRedirected(t *testing.T) {
+	s, lc := newLogCluster(t)
+	a := connect(t, s)
+	a.write("BLPOP", "q", "0")
+	lc.commit(t) // finds nothing: the client blocks
+	waitBlocked(t, s, 1)
+	far := &fakeCluster{members: []ClusterMember{{ID: strings.Repeat("f", 40), Addr: "10.0.0.9:7000", Leader: true}}}
+	owners := make([]uint16, numSlots)
+	for i := range owners {
+		owners[i] = 1
+	}
+	slot := KeySlot([]byte("q"))
+	owners[slot] = 7
+	if err := s.MapSlots(owners, func(uint16) Cluster { return far }); err != nil {
+		t.Fatal(err)
+	}
+	a.conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // a failure is a reply that never comes
+	if got, want := a.readReply(), fmt.Sprintf("-MOVED %d 10.0.0.9:7000\r\n", slot); got != want {
+		t.Fatalf("blocked BLPOP q after its slot moved: %q, want %q", got, want)
 	}
 }
