@@ -56,12 +56,13 @@ type Checker struct {
 
 // NewChecker writes to three lists and two streams.
 func NewChecker() *Checker {
-	return &Checker{
-		Lists:   []string{"chk:list:a", "chk:list:b", "chk:list:c"},
-		Streams: []string{"chk:stream:a", "chk:stream:b"},
-		writes:  map[string]*sentWrite{},
-		reasons: map[string]int{},
-	}
+	return NewCheckerKeys([]string{"chk:list:a", "chk:list:b", "chk:list:c"}, []string{"chk:stream:a", "chk:stream:b"})
+}
+
+// NewCheckerKeys writes to the lists and streams given: keys spread over
+// the slots reach every group of a partitioned cluster.
+func NewCheckerKeys(lists, streams []string) *Checker {
+	return &Checker{Lists: lists, Streams: streams, writes: map[string]*sentWrite{}, reasons: map[string]int{}}
 }
 
 func (ch *Checker) keys() []string { return slices.Concat(ch.Lists, ch.Streams) }

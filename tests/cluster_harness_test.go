@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -66,6 +67,9 @@ type TestCluster struct {
 	// ownUsers runs each node as a user of its own (root only), so
 	// iptables can match a node's traffic (partition tests).
 	ownUsers bool
+	// groups is how many Raft groups the slots are spread over (0: the
+	// one group of StartCluster).
+	groups int
 }
 
 // StartCluster starts three cluster-enabled nodes with args and makes
@@ -93,6 +97,13 @@ func StartClusterOwnUsers(t *testing.T, args ...string) *TestCluster {
 
 func (c *TestCluster) start() {
 	c.t.Helper()
+	c.startNodes()
+	c.bootstrap()
+}
+
+// startNodes starts three fresh cluster-enabled nodes, in no group yet.
+func (c *TestCluster) startNodes() {
+	c.t.Helper()
 	for i := range 3 {
 		n := &ClusterNode{Name: "n" + strconv.Itoa(i), Dir: c.t.TempDir(), Port: freePort(c.t), BusPort: freePort(c.t)}
 		if c.ownUsers {
@@ -102,7 +113,6 @@ func (c *TestCluster) start() {
 		c.Nodes = append(c.Nodes, n)
 		c.Start(n)
 	}
-	c.bootstrap()
 }
 
 // firstNodeUser is the user ID of the first node started as a user of
@@ -385,4 +395,203 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "")
+}
+
+// StartPartitionedCluster starts three cluster-enabled nodes and makes
+// them one cluster whose slots are spread over groups Raft groups, the
+// way a user does: `redstream cluster create --groups N`. It returns once
+// every group is led by its preferred node (WaitGroupsBalanced).
+func StartPartitionedCluster(t *testing.T, groups int, args ...string) *TestCluster {
+	t.Helper()
+	c := &TestCluster{t: t, args: args, groups: groups}
+	c.startNodes()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*clusterBound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, append([]string{"cluster", "create", "--groups", strconv.Itoa(groups),
+		"--timeout", clusterBound.String()}, c.Addrs()...)...)
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("redstream cluster create --groups %d: %v\n%s\n%s", groups, err, out, c.describe())
+	}
+	for _, n := range c.Nodes {
+		id := c.must(n, "CLUSTER", "MYID")
+		if id.Type == '-' || len(id.Str) != 40 {
+			c.t.Fatalf("CLUSTER MYID on %s: %s", n.Name, id)
+		}
+		n.ID = id.Str
+	}
+	c.WaitGroupsBalanced()
+	return c
+}
+
+// GroupSlots are the first and last slot of group g (1-based) of a
+// cluster partitioned into groups.
+func GroupSlots(g, groups int) (first, last int) {
+	return (g - 1) * 16384 / groups, g*16384/groups - 1
+}
+
+// slotRow is one row of CLUSTER SLOTS: a range and its master's port.
+type slotRow struct{ first, last, port int }
+
+// slotRows are n's CLUSTER SLOTS rows in slot order (port 0: no master).
+func slotRows(n *ClusterNode) ([]slotRow, error) {
+	r, err := ask(n, "CLUSTER", "SLOTS")
+	if err != nil {
+		return nil, err
+	}
+	if r.Type != '*' {
+		return nil, fmt.Errorf("CLUSTER SLOTS on %s: %s", n.Name, r)
+	}
+	var rows []slotRow
+	for _, e := range r.Elems {
+		if len(e.Elems) < 2 {
+			return nil, fmt.Errorf("CLUSTER SLOTS row on %s: %s", n.Name, e)
+		}
+		row := slotRow{first: int(e.Elems[0].Int), last: int(e.Elems[1].Int)}
+		if len(e.Elems) > 2 && len(e.Elems[2].Elems) >= 2 {
+			row.port = int(e.Elems[2].Elems[1].Int)
+		}
+		rows = append(rows, row)
+	}
+	slices.SortFunc(rows, func(a, b slotRow) int { return a.first - b.first })
+	return rows, nil
+}
+
+// WaitGroupsSettled waits until every running node's CLUSTER SLOTS has
+// one row per group, with the group's slots, and every node names the
+// same running master for each; and each master serves a read of its
+// group's slots. It returns the leaders, by group (index 0: group 1).
+func (c *TestCluster) WaitGroupsSettled() []*ClusterNode {
+	c.t.Helper()
+	return c.waitGroups(false)
+}
+
+// WaitGroupsBalanced is WaitGroupsSettled until, besides, no node leads
+// two groups while a running node leads none: the balancer has handed
+// each group to its preferred node (one per node with three groups).
+func (c *TestCluster) WaitGroupsBalanced() []*ClusterNode {
+	c.t.Helper()
+	return c.waitGroups(true)
+}
+
+func (c *TestCluster) waitGroups(balanced bool) []*ClusterNode {
+	c.t.Helper()
+	deadline := time.Now().Add(clusterBound)
+	var why string
+	for {
+		var leaders []*ClusterNode
+		leaders, why = c.groupLeaders(balanced)
+		if leaders != nil {
+			return leaders
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the %d groups did not settle (balanced: %v) within %v: %s\n%s", c.groups, balanced, clusterBound, why, c.describe())
+		}
+		time.Sleep(50 * time.Millisecond) // polling the nodes: nothing notifies an election or a handover
+	}
+}
+
+// groupLeaders are the groups' leaders as waitGroups wants them, or nil
+// and why not.
+func (c *TestCluster) groupLeaders(balanced bool) ([]*ClusterNode, string) {
+	leaders := make([]*ClusterNode, c.groups)
+	running := 0
+	for _, n := range c.Nodes {
+		if !n.running() {
+			continue
+		}
+		running++
+		rows, err := slotRows(n)
+		if err != nil {
+			return nil, err.Error()
+		}
+		if len(rows) != c.groups {
+			return nil, fmt.Sprintf("%s's CLUSTER SLOTS has %d rows: %v", n.Name, len(rows), rows)
+		}
+		for g, row := range rows {
+			first, last := GroupSlots(g+1, c.groups)
+			m := c.byPort(row.port)
+			switch {
+			case row.first != first || row.last != last:
+				return nil, fmt.Sprintf("%s's CLUSTER SLOTS row %d is %d-%d, want %d-%d", n.Name, g, row.first, row.last, first, last)
+			case m == nil || !m.running():
+				return nil, fmt.Sprintf("%s names port %d master of group %d: not a running node", n.Name, row.port, g+1)
+			case leaders[g] != nil && leaders[g] != m:
+				return nil, fmt.Sprintf("the nodes name %s and %s master of group %d", leaders[g].Name, m.Name, g+1)
+			}
+			leaders[g] = m
+		}
+	}
+	if running == 0 {
+		return nil, "no node is running"
+	}
+	for g, m := range leaders {
+		key := KeyInGroup("cluster-harness-probe", g+1, c.groups)
+		if r, err := ask(m, "EXISTS", key); err != nil || r.Type != ':' {
+			return nil, fmt.Sprintf("%s, master of group %d, answers EXISTS %s with %s %v", m.Name, g+1, key, r, err)
+		}
+	}
+	if balanced {
+		leading := map[*ClusterNode]bool{}
+		for _, m := range leaders {
+			leading[m] = true
+		}
+		if len(leading) < min(running, c.groups) {
+			return nil, fmt.Sprintf("not balanced: %s", leaderNames(leaders))
+		}
+	}
+	return leaders, ""
+}
+
+func leaderNames(leaders []*ClusterNode) string {
+	var names []string
+	for g, m := range leaders {
+		names = append(names, fmt.Sprintf("group %d: %s", g+1, m.Name))
+	}
+	return strings.Join(names, ", ")
+}
+
+// KeySlot is the Redis Cluster hash slot of key: CRC16 (XMODEM) of its
+// hash tag, or of the whole key when it has none, modulo 16384.
+func KeySlot(key string) int {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	var crc uint16
+	for k := 0; k < len(key); k++ {
+		crc ^= uint16(key[k]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return int(crc) % 16384
+}
+
+// GroupOfSlot is the group (1-based) of a cluster partitioned into
+// groups that owns slot.
+func GroupOfSlot(slot, groups int) int {
+	for g := 1; g <= groups; g++ {
+		if _, last := GroupSlots(g, groups); slot <= last {
+			return g
+		}
+	}
+	return groups
+}
+
+// KeyInGroup is the first of prefix:0, prefix:1, ... whose slot is in
+// group g.
+func KeyInGroup(prefix string, g, groups int) string {
+	for i := 0; ; i++ {
+		key := prefix + ":" + strconv.Itoa(i)
+		if GroupOfSlot(KeySlot(key), groups) == g {
+			return key
+		}
+	}
 }

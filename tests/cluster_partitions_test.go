@@ -20,10 +20,16 @@ import (
 // customer's orders in the order they were produced, and nothing stays
 // pending.
 func TestClusterPartitionedStream(t *testing.T) {
-	const partitions, producers, perProducer, workers = 16, 4, 100, 4
 	c := StartCluster(t)
 	leader := c.WaitSettled()
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{leader.Addr()}})
+	partitionedStreamRecipe(t, leader)
+}
+
+// partitionedStreamRecipe runs the recipe through a ClusterClient seeded
+// with seed, a node of the cluster under test.
+func partitionedStreamRecipe(t *testing.T, seed *ClusterNode) {
+	const partitions, producers, perProducer, workers = 16, 4, 100, 4
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{seed.Addr()}})
 	t.Cleanup(func() { cc.Close() })
 	partition := func(i int) string { return fmt.Sprintf("orders:{%d}", i) }
 	for i := range partitions {
