@@ -126,7 +126,7 @@ func measurePartitions(exe string, groups, writes int) (partitionRun, error) {
 	if err != nil {
 		return run, fmt.Errorf("redstream %s: %w: %s%s", strings.Join(args, " "), err, strings.TrimSpace(string(out)), nodeLogs(nodes))
 	}
-	leads, err := awaitBalanced(addrs, groups, time.Minute)
+	leads, err := awaitBalanced(fetchSlotMap, addrs, groups, time.Minute, balanceSettle)
 	if err != nil {
 		return run, fmt.Errorf("%w%s", err, nodeLogs(nodes))
 	}
@@ -184,38 +184,57 @@ func nodeLogs(nodes []*Target) string {
 	return b.String()
 }
 
-// awaitBalanced waits until every node's CLUSTER SLOTS covers every slot
-// with a master and shows the masters spread as the balancer spreads
-// them (balancedLeads), and returns how many slot ranges each address
-// is master of.
-func awaitBalanced(addrs []string, groups int, limit time.Duration) (map[string]int, error) {
+// balanceSettle is how long the balanced map must hold before the load
+// starts. Three groups each led by a different node may still each be led
+// by the wrong one (a rotation): the balancer, which looks every second,
+// then moves them all, and a group is without a master while its
+// leadership moves.
+const balanceSettle = 3 * time.Second
+
+// awaitBalanced waits until every node's CLUSTER SLOTS (read by fetch)
+// covers every slot with a master, shows the masters spread as the
+// balancer spreads them (balancedLeads), and all agree, and that has held
+// unchanged for settle. It returns how many slot ranges each address is
+// master of.
+func awaitBalanced(fetch func(addr string) (*slotMap, map[string]int, error), addrs []string, groups int,
+	limit, settle time.Duration) (map[string]int, error) {
 	deadline := time.Now().Add(limit)
-	var last map[string]int
+	var held *slotMap // the balanced map seen since since
+	var since time.Time
 	var lastErr error
 	for {
-		ok := true
-		for _, a := range addrs {
-			m, leads, err := fetchSlotMap(a)
-			if err == nil {
-				err = m.complete()
+		var seen *slotMap
+		var leads map[string]int
+		err := func() error {
+			for _, a := range addrs {
+				m, l, err := fetch(a)
+				if err == nil {
+					err = m.complete()
+				}
+				switch {
+				case err != nil:
+					return fmt.Errorf("%s: %w", a, err)
+				case !balancedLeads(l, groups, len(addrs)):
+					return fmt.Errorf("%s shows masters %v", a, l)
+				case seen != nil && *m != *seen:
+					return fmt.Errorf("%s shows other masters than %s", a, addrs[0])
+				}
+				seen, leads = m, l
 			}
-			if err != nil {
-				ok, lastErr = false, fmt.Errorf("%s: %w", a, err)
-				break
-			}
-			last = leads
-			if !balancedLeads(leads, groups, len(addrs)) {
-				ok, lastErr = false, fmt.Errorf("%s shows masters %v", a, leads)
-				break
-			}
-		}
-		if ok {
-			return last, nil
+			return nil
+		}()
+		switch {
+		case err != nil:
+			held, lastErr = nil, err
+		case held == nil || *held != *seen:
+			held, since, lastErr = seen, time.Now(), fmt.Errorf("masters %v changed within %v", leads, settle)
+		case time.Since(since) >= settle:
+			return leads, nil
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("leaders of %d group(s) not balanced over %d nodes within %v: %v", groups, len(addrs), limit, lastErr)
 		}
-		time.Sleep(100 * time.Millisecond) // nothing notifies a leadership transfer
+		time.Sleep(min(100*time.Millisecond, settle/4+time.Millisecond)) // nothing notifies a leadership transfer
 	}
 }
 
@@ -324,13 +343,17 @@ type router struct {
 	refused atomic.Int64
 }
 
-// refresh reads the map from addr, or failing that from any seed.
+// refresh reads the map from addr, or failing that from any seed; it
+// keeps the map it had unless one names a master for every slot.
 func (rt *router) refresh(addr string) error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	var errs []error
 	for _, a := range append([]string{addr}, rt.seeds...) {
 		m, _, err := fetchSlotMap(a)
+		if err == nil {
+			err = m.complete()
+		}
 		if err == nil {
 			rt.m.Store(m)
 			return nil
@@ -415,7 +438,7 @@ func (w *partitionWriter) write(key string, slot int) error {
 		if s, to, ok := parseMoved(r.Str); ok && s == slot {
 			w.rt.moved.Add(1)
 			if err := w.rt.refresh(to); err != nil {
-				return err
+				w.rt.refused.Add(1) // a group without a master: go where MOVED says meanwhile
 			}
 			addr = to
 			continue

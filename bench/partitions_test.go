@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redstream/redstream/server"
 )
@@ -272,5 +273,56 @@ func TestPartitionsTable(t *testing.T) {
 	lines := partitionVerdicts(rounds[:1])
 	if len(lines) != 3 || !strings.HasSuffix(lines[0], ": ok (1.10x)") || !strings.Contains(lines[1], "MISS") || !strings.HasSuffix(lines[2], ": ok (1.10x)") {
 		t.Errorf("one round's verdicts: %q", lines)
+	}
+}
+
+// threeGroups is a CLUSTER SLOTS map of three equal groups led by the
+// given masters.
+func threeGroups(masters ...string) (*slotMap, map[string]int, error) {
+	r := Reply{Type: '*', Elems: []Reply{
+		slotsEntry(0, 5460, masters[0]), slotsEntry(5461, 10922, masters[1]), slotsEntry(10923, 16383, masters[2]),
+	}}
+	return parseSlotMap(r)
+}
+
+// A balanced map must hold for the settle time: a rotation (every node
+// leading one group, none its preferred one) is balanced by count but
+// about to move.
+func TestAwaitBalancedSettles(t *testing.T) {
+	x, y, z := "127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"
+	start := time.Now()
+	const moveAt, settle = 80 * time.Millisecond, 150 * time.Millisecond // the balancer moves before the settle time ends
+	fetch := func(string) (*slotMap, map[string]int, error) {
+		if time.Since(start) < moveAt {
+			return threeGroups(y, z, x)
+		}
+		return threeGroups(x, y, z)
+	}
+	leads, err := awaitBalanced(fetch, []string{x, y, z}, 3, 5*time.Second, settle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < moveAt+settle {
+		t.Errorf("returned after %v, before the map after the move had held %v", took, settle)
+	}
+	if leads[x] != 1 || leads[y] != 1 || leads[z] != 1 {
+		t.Errorf("leads = %v", leads)
+	}
+
+	// Nodes that disagree, or a group without a master, never settle.
+	for name, fetch := range map[string]func(string) (*slotMap, map[string]int, error){
+		"other masters": func(a string) (*slotMap, map[string]int, error) {
+			if a == z {
+				return threeGroups(y, z, x)
+			}
+			return threeGroups(x, y, z)
+		},
+		"no master": func(string) (*slotMap, map[string]int, error) {
+			return parseSlotMap(Reply{Type: '*', Elems: []Reply{slotsEntry(0, 5460, x), slotsEntry(10923, 16383, z)}})
+		},
+	} {
+		if _, err := awaitBalanced(fetch, []string{x, y, z}, 3, 300*time.Millisecond, 50*time.Millisecond); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: got %v", name, err)
+		}
 	}
 }
