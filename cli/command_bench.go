@@ -21,7 +21,7 @@ func benchCommand() *ucli.Command {
 		Flags: []ucli.Flag{
 			&ucli.IntFlag{Name: "rounds", Value: 3, Usage: "measurements per row and server; the median is shown"},
 			&ucli.Float64Flag{Name: "scale", Value: 1, Usage: "multiply every row's amount of work (0.1 for a quick look)"},
-			&ucli.StringSliceFlag{Name: "group", Usage: "only these groups (lists, streams, delayed, ..., cluster: a three-node group beside one node with appendfsync always and NATS JetStream R3)"},
+			&ucli.StringSliceFlag{Name: "group", Usage: "only these groups (lists, streams, delayed, ..., cluster: a three-node group beside one node with appendfsync always and NATS JetStream R3; partitions: three nodes over 1, 3 and 6 Raft groups)"},
 			&ucli.StringFlag{Name: "only", Usage: "only rows whose name contains this text (e.g. memory)"},
 			&ucli.StringFlag{Name: "redstream", Usage: "measure the redstream binary at this path (an older build, an experiment) instead of this one", DefaultText: "this binary"},
 		},
@@ -48,10 +48,24 @@ func runBench(c *ucli.Context) error {
 			return err
 		}
 	}
-	if len(groups) > 0 && !slices.Contains(groups, "cluster") {
-		return nil
+	if len(groups) == 0 || slices.Contains(groups, "cluster") {
+		if err := bench.RunCluster(bench.ClusterOptions{Exe: exe, Scale: c.Float64("scale"), Rounds: c.Int("rounds"), Only: only, Out: c.App.Writer}); err != nil {
+			return err
+		}
 	}
-	return bench.RunCluster(bench.ClusterOptions{Exe: exe, Scale: c.Float64("scale"), Rounds: c.Int("rounds"), Only: only, Out: c.App.Writer})
+	if len(groups) == 0 || slices.Contains(groups, "partitions") {
+		return bench.RunPartitions(bench.PartitionsOptions{Exe: exe, Scale: c.Float64("scale"), Rounds: partitionRounds(c), Only: only, Out: c.App.Writer})
+	}
+	return nil
+}
+
+// partitionRounds is --rounds when given; else 2: each pass starts three
+// clusters, and two alternating passes show the noise within 5 minutes.
+func partitionRounds(c *ucli.Context) int {
+	if c.IsSet("rounds") {
+		return c.Int("rounds")
+	}
+	return 2
 }
 
 // runSideBySide measures rows on this redstream and, when installed, on
