@@ -279,3 +279,38 @@ func TestPartitionedClusterRestarts(t *testing.T) {
 		}
 	}
 }
+
+// A node added to a partitioned cluster joins the main group and gets the
+// map (the metadata leader adds it), so it serves group 1's keys as a
+// voter and redirects the other groups' slots to their leaders; the data
+// groups keep their voters.
+func TestNodeAddedToAPartitionedCluster(t *testing.T) {
+	nodes := partitioned(t, 3)
+	waitBalanced(t, nodes, 3)
+	extra := startNode(t, t.TempDir(), freePort(t))
+	main := preferred(nodes, 1)
+	if err := main.node.AddNode(extra.node.Self()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: extra.addr, MaxRetries: -1})
+	defer c.Close()
+	waitFor(t, "the new node to serve the map", func() bool {
+		rows, err := c.ClusterSlots(ctx).Result()
+		return err == nil && len(rows) == 3
+	})
+	for g := 1; g <= 3; g++ {
+		key := keyOfGroup(g, 3)
+		want := fmt.Sprintf("MOVED %d %s", server.KeySlot([]byte(key)), preferred(nodes, g).addr)
+		if err := c.Set(ctx, key, "v", 0).Err(); err == nil || err.Error() != want {
+			t.Errorf("SET %s (group %d) on the new node: %v, want %s", key, g, err, want)
+		}
+	}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{extra.addr}})
+	defer cc.Close()
+	for g := 1; g <= 3; g++ {
+		if err := cc.Set(ctx, keyOfGroup(g, 3), "v", 0).Err(); err != nil {
+			t.Errorf("cluster client seeded with the new node: SET in group %d: %v", g, err)
+		}
+	}
+}
