@@ -284,6 +284,17 @@ func infoRaft(s *Server, b *strings.Builder) {
 	field(b, "raft_commit_index", st.CommitIndex)
 	field(b, "raft_applied_index", st.AppliedIndex)
 	field(b, "raft_last_index", st.LastIndex)
+	if len(s.groups) > 1 {
+		// The fields above are the first group's; a node hosting several
+		// (a partitioned cluster) shows each, one line per group in the
+		// slaveN style.
+		field(b, "raft_groups", len(s.groups))
+		for _, g := range s.groups {
+			gs := g.cl.Status()
+			fmt.Fprintf(b, "raft_group%d:state=%s,term=%d,leader_id=%s,commit_index=%d,applied_index=%d,last_index=%d\r\n",
+				g.id, gs.Role, gs.Term, gs.LeaderID, gs.CommitIndex, gs.AppliedIndex, gs.LastIndex)
+		}
+	}
 }
 
 // infoReplicationTail is what every role prints after its own fields.
