@@ -160,12 +160,20 @@ func (n *Node) syncMap() {
 }
 
 // hostMapped opens data group g, which the map makes this node a voter
-// of, and bootstraps it when it is new.
+// of, and bootstraps it when it is new: when it never had a leader (no
+// term recorded), its voters are the ones it was created with, and every
+// one of them bootstraps that same configuration. A group that had a
+// leader is never bootstrapped again: a voter without its state (a
+// wiped disk) waits for the leader to send it the log, since a second
+// bootstrap would write a different entry at index 1 than the group's.
 func (n *Node) hostMapped(m *slotmap.Map, g slotmap.Group) bool {
 	grp, err := n.HostDataGroup(g.ID)
 	if err != nil {
 		n.logger.Error("could not open a group of the cluster map", "group", g.ID, "err", err)
 		return false
+	}
+	if _, term := m.Leader(g.ID); term != 0 {
+		return true
 	}
 	err = grp.Bootstrap(mapMembers(m, g.Voters))
 	if err == nil {

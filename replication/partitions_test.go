@@ -314,3 +314,39 @@ func TestNodeAddedToAPartitionedCluster(t *testing.T) {
 		}
 	}
 }
+
+// A voter whose data group's state is gone (a wiped directory) gets the
+// group's data back from its leader when it restarts.
+func TestWipedDataGroupComesBackFromItsLeader(t *testing.T) {
+	nodes := partitioned(t, 3)
+	waitBalanced(t, nodes, 3)
+	ctx := context.Background()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{nodes[0].addr}})
+	defer cc.Close()
+	key := keyOfGroup(2, 3)
+	if err := cc.RPush(ctx, key, "a", "b").Err(); err != nil {
+		t.Fatal(err)
+	}
+	var wiped *testNode
+	for _, n := range nodes {
+		if n != preferred(nodes, 2) {
+			wiped = n
+		}
+	}
+	waitFor(t, "the key on every voter", func() bool { return keysIn(t, wiped.srv, 1) == key })
+	wiped.stop()
+	if err := os.RemoveAll(filepath.Join(wiped.dir, "raft", "groups", "2")); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.Index(nodes, wiped)
+	nodes[i] = startNodeOn(t, wiped.dir, wiped.port, wiped.busPort)
+	waitFor(t, "group 2's key back on the wiped node", func() bool {
+		return nodes[i].node.Group(2) != nil && keysIn(t, nodes[i].srv, 1) == key
+	})
+	if err := cc.RPush(ctx, key, "c").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a new write on the wiped node", func() bool {
+		return nodes[i].node.Group(2).raft.AppliedIndex() == preferred(nodes, 2).node.Group(2).raft.AppliedIndex()
+	})
+}
