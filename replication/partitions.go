@@ -155,8 +155,160 @@ func (n *Node) syncMap() {
 		}
 		p.mapped, p.hosted = m.Epoch, hosted
 	}
+	if p.meta.Leading() && n.placeMembers(m) {
+		return // the map changed: the next pass works from the new one
+	}
+	n.syncGroupVoters(m, groups)
 	n.recordLeaders(m, groups)
 	n.balance(m, groups)
+}
+
+// placeMembers, on the metadata leader of a partitioned cluster, follows
+// the main group's membership in the map: a node added to the main group
+// is recorded; a node removed from it is replaced, in every data group it
+// was a voter of, by the member of fewest groups that is not one yet (or
+// only dropped when there is none), keeping its place in the voter list,
+// and is then forgotten. The main group's voters in the map are the main
+// group's. It reports whether it proposed a change.
+func (n *Node) placeMembers(m *slotmap.Map) bool {
+	cf := n.main.raft.GetConfiguration()
+	if cf.Error() != nil {
+		return false
+	}
+	addrs := n.fsm.clientAddrs()
+	var members []string
+	bus := map[string]string{}
+	for _, s := range cf.Configuration().Servers {
+		if s.Suffrage == raft.Voter {
+			members = append(members, string(s.ID))
+			bus[string(s.ID)] = string(s.Address)
+		}
+	}
+	if !slices.Contains(members, n.self.ID) {
+		return false
+	}
+	known := map[string]bool{}
+	for _, nd := range m.Nodes() {
+		known[nd.ID] = true
+	}
+	var ops []slotmap.Op
+	for _, id := range members {
+		if !known[id] && addrs[id] != "" {
+			ops = append(ops, slotmap.Op{Kind: slotmap.OpAddNode, Node: slotmap.Node{ID: id, Addr: addrs[id], BusAddr: bus[id]}})
+		}
+	}
+	load := map[string]int{}
+	for _, g := range m.Groups() {
+		for _, v := range g.Voters {
+			load[v]++
+		}
+	}
+	voting := map[string]bool{}
+	for _, g := range m.Groups() {
+		want := g.Voters
+		if g.ID == mainGroup {
+			want = followMembers(g.Voters, members)
+		} else {
+			want = replaceGone(g.Voters, members, load, known)
+		}
+		for _, v := range want {
+			voting[v] = true
+		}
+		if !slices.Equal(want, g.Voters) {
+			ops = append(ops, slotmap.Op{Kind: slotmap.OpSetVoters, Group: g.ID, Voters: want})
+		}
+	}
+	for id := range known {
+		if !slices.Contains(members, id) && !voting[id] {
+			ops = append(ops, slotmap.Op{Kind: slotmap.OpRemoveNode, Node: slotmap.Node{ID: id}})
+		}
+	}
+	for _, op := range ops {
+		n.logger.Info("following the main group's membership in the cluster map", "op", op.Kind.String(), "group", op.Group, "node", op.Node.ID)
+		if err := n.parts.meta.propose(op, 5*time.Second); err != nil {
+			n.logger.Warn("could not change the cluster map", "op", op.Kind.String(), "err", err)
+			return true
+		}
+	}
+	return len(ops) > 0
+}
+
+// followMembers is voters without the nodes no longer members, then the
+// members not in it, in order.
+func followMembers(voters, members []string) []string {
+	out := slices.DeleteFunc(slices.Clone(voters), func(v string) bool { return !slices.Contains(members, v) })
+	for _, id := range members {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// replaceGone is voters with each node no longer a member replaced, in
+// its place, by the recorded member (known) of fewest groups (load) that
+// is not a voter yet, lowest ID first on a tie; dropped when there is
+// none. load is updated.
+func replaceGone(voters, members []string, load map[string]int, known map[string]bool) []string {
+	out := slices.Clone(voters)
+	for i := 0; i < len(out); i++ {
+		if slices.Contains(members, out[i]) {
+			continue
+		}
+		best := ""
+		for _, id := range members {
+			if !known[id] || slices.Contains(out, id) {
+				continue
+			}
+			if best == "" || load[id] < load[best] || (load[id] == load[best] && id < best) {
+				best = id
+			}
+		}
+		if best == "" {
+			out = slices.Delete(out, i, i+1)
+			i--
+			continue
+		}
+		load[best]++
+		out[i] = best
+	}
+	return out
+}
+
+// syncGroupVoters makes each data group this node leads have the map's
+// voters: a new voter is added (it opens the group when its map says so
+// and catches up from the leader), a removed one removed.
+func (n *Node) syncGroupVoters(m *slotmap.Map, groups []slotmap.Group) {
+	for _, g := range groups {
+		grp := n.Group(g.ID)
+		if g.ID == mainGroup || grp == nil || !grp.Leading() {
+			continue
+		}
+		cf := grp.raft.GetConfiguration()
+		if cf.Error() != nil {
+			continue
+		}
+		in := map[string]bool{}
+		for _, s := range cf.Configuration().Servers {
+			in[string(s.ID)] = true
+		}
+		for _, mb := range mapMembers(m, g.Voters) {
+			if !in[mb.ID] && mb.BusAddr != "" {
+				n.logger.Info("adding the map's new voter to a group", "group", g.ID, "node", mb.ID)
+				if err := grp.AddVoter(mb); err != nil {
+					n.logger.Warn("could not add a voter", "group", g.ID, "node", mb.ID, "err", err)
+				}
+			}
+		}
+		for id := range in {
+			if !slices.Contains(g.Voters, id) {
+				n.logger.Info("removing a voter the map no longer lists", "group", g.ID, "node", id)
+				if err := grp.RemoveVoter(id); err != nil {
+					n.logger.Warn("could not remove a voter", "group", g.ID, "node", id, "err", err)
+				}
+			}
+		}
+	}
 }
 
 // hostMapped opens data group g, which the map makes this node a voter
@@ -254,8 +406,16 @@ func (n *Node) syncMetaMembers() {
 			return
 		}
 	}
+	// A node removed from the main group stays in the metadata group while
+	// the map still lists it (placeMembers forgets it last): it may lead a
+	// data group it is being replaced in, and only the map tells it to
+	// add its replacement and remove itself.
+	mapped := map[raft.ServerID]bool{}
+	for _, nd := range n.parts.meta.fsm.current().Nodes() {
+		mapped[raft.ServerID(nd.ID)] = true
+	}
 	for id := range in {
-		if !want[id] && string(id) != n.self.ID {
+		if !want[id] && string(id) != n.self.ID && !mapped[id] {
 			if err := meta.raft.RemoveServer(id, 0, 5*time.Second).Error(); err != nil {
 				n.logger.Warn("could not remove a node from the metadata group", "node", id, "err", err)
 				return
