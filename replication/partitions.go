@@ -52,6 +52,9 @@ type partitions struct {
 	done    chan struct{}
 	wg      sync.WaitGroup
 
+	moversMu sync.Mutex
+	movers   map[int]bool // moves this node runs, by first slot (moves.go)
+
 	// Touched by followMap's goroutine only.
 	mapped    uint64 // the map Epoch the server's slots were last set from
 	hosted    int    // the data groups hosted then
@@ -64,9 +67,10 @@ const partitionedMarker = "partitioned"
 
 // startPartitions opens the metadata group and starts following the map.
 func (n *Node) startPartitions() error {
-	p := &partitions{changed: make(chan struct{}, 1), done: make(chan struct{}), transfers: map[uint16]time.Time{}}
+	p := &partitions{changed: make(chan struct{}, 1), done: make(chan struct{}), transfers: map[uint16]time.Time{},
+		movers: map[int]bool{}}
 	if _, err := os.Stat(filepath.Join(n.cfg.Dir, "raft", partitionedMarker)); err == nil {
-		if err := n.srv.MapSlots(make([]uint16, slotmap.NumSlots), nil); err != nil {
+		if err := n.srv.MapSlots(make([]uint16, slotmap.NumSlots), nil, nil); err != nil {
 			return err
 		}
 	}
@@ -142,14 +146,17 @@ func (n *Node) syncMap() {
 		hosted++
 	}
 	if m.Epoch != p.mapped || hosted != p.hosted {
-		owners := make([]uint16, slotmap.NumSlots)
+		owners, targets := make([]uint16, slotmap.NumSlots), make([]uint16, slotmap.NumSlots)
 		for _, r := range m.Ranges() {
 			for s := r.First; s <= r.Last; s++ {
 				owners[s] = r.Group
+				if _, to, ok := m.Moving(s); ok {
+					targets[s] = to
+				}
 			}
 		}
 		remote := func(id uint16) server.Cluster { return mapGroup{n: n, m: m, id: id} }
-		if err := n.srv.MapSlots(owners, remote); err != nil {
+		if err := n.srv.MapSlots(owners, targets, remote); err != nil {
 			n.logger.Error("could not take the cluster map's slots", "err", err)
 			return
 		}
@@ -159,6 +166,7 @@ func (n *Node) syncMap() {
 		return // the map changed: the next pass works from the new one
 	}
 	n.syncGroupVoters(m, groups)
+	n.runMovers(m)
 	n.recordLeaders(m, groups)
 	n.balance(m, groups)
 }

@@ -85,6 +85,7 @@ type Client struct {
 	proposingTo *clusterGroup
 	stashed     [][]byte // the command read behind them, run once they are answered
 	readonly    bool     // READONLY: a follower serves its reads (stale) instead of redirecting
+	asking      bool     // ASKING: the next command of a moving slot goes to the slot's target group (moves.go)
 }
 
 type replyMode uint8

@@ -46,6 +46,8 @@ var clusterSpecs = []spec{
 		syntax: "node-id", summary: "Removes a node from the cluster; sent to the leader (redstream).", run: clusterOnly(clusterDelNodeCommand)},
 	{name: "cluster|creategroups", arity: 3, flags: "admin stale no_multi", group: "cluster", since: "8.10.0",
 		syntax: "count", summary: "Spreads the slots of an empty cluster over count Raft groups (redstream).", run: clusterOnly(clusterCreateGroupsCommand)},
+	{name: "cluster|moveslots", arity: 5, flags: "admin stale no_multi", group: "cluster", since: "8.10.0",
+		syntax: "start-slot end-slot group", summary: "Moves slots, with their keys, to another Raft group (redstream).", run: clusterOnly(clusterMoveSlotsCommand)},
 	{name: "readonly", arity: 1, flags: "fast loading stale", group: "cluster", since: "3.0.0",
 		summary: "Enables read-only queries for a connection to a Redis Cluster replica node.", run: clusterOnly(readonlyCommand)},
 	{name: "readwrite", arity: 1, flags: "fast loading stale", group: "cluster", since: "3.0.0",
@@ -432,6 +434,7 @@ func clusterHelpCommand(x *Ctx, _ Cluster) {
 		"ADDNODE <node-id> <ip:port> <bus-ip:bus-port>", "    Add a running node to the cluster; sent to the leader (redstream).",
 		"DELNODE <node-id>", "    Remove a node from the cluster; sent to the leader (redstream).",
 		"CREATEGROUPS <count>", "    Spread the slots of an empty cluster over <count> Raft groups (redstream).",
+		"MOVESLOTS <start-slot> <end-slot> <group>", "    Move slots, with their keys, to another Raft group (redstream).",
 	})
 }
 
@@ -443,6 +446,34 @@ func clusterBootstrapCommand(x *Ctx, cl Cluster) {
 // groups (replication's Node: its cluster map).
 type Partitioner interface {
 	CreateGroups(count int) error
+	MoveSlots(first, last int, to uint16, timeout time.Duration) error
+}
+
+// clusterMoveSlotsCommand moves slots to another group and answers once
+// the map gives them to it (moves.go).
+func clusterMoveSlotsCommand(x *Ctx, cl Cluster) {
+	p, ok := cl.(Partitioner)
+	if !ok {
+		x.error("ERR this node cannot partition its cluster")
+		return
+	}
+	first, ok1 := resp.ParseInt(x.argv[2])
+	last, ok2 := resp.ParseInt(x.argv[3])
+	to, ok3 := resp.ParseInt(x.argv[4])
+	switch {
+	case !ok1 || !ok2 || !ok3:
+		x.error(resp.ErrNotInteger)
+		return
+	case first < 0 || last >= ClusterSlots || first > last:
+		x.error(errInvalidSlot)
+		return
+	case to < 1 || to > 65535:
+		x.error("ERR invalid group " + x.arg(4))
+		return
+	}
+	x.c.await(func() func(*resp.Writer) {
+		return okOrError(p.MoveSlots(int(first), int(last), uint16(to), time.Minute))
+	})
 }
 
 // clusterCreateGroupsCommand partitions the cluster: group g's state is
@@ -540,6 +571,9 @@ func readwriteCommand(x *Ctx, _ Cluster) {
 	x.w.OK()
 }
 
-// askingCommand: slots do not move between groups yet, so no slot is
-// ever migrating and there is no -ASK to follow; it is accepted for clients that send it.
-func askingCommand(x *Ctx, _ Cluster) { x.w.OK() }
+// askingCommand sends the connection's next command of a moving slot to
+// the slot's target group (moves.go).
+func askingCommand(x *Ctx, _ Cluster) {
+	x.c.asking = true
+	x.w.OK()
+}

@@ -19,6 +19,8 @@ var complexities = map[string]string{
 	"cluster":                 "Depends on the subcommand",
 	"cluster|addnode":         "O(1), plus a round trip to a majority of the cluster",
 	"cluster|bootstrap":       "O(1), plus a write to disk",
+	"cluster|creategroups":    "O(G) where G is the number of groups, plus a round trip to a majority of the metadata group per change",
+	"cluster|moveslots":       "O(S + N) where S is the number of slots and N the number of their keys, each copied through both groups' logs",
 	"cluster|countkeysinslot": "O(log(N) + M) where N is the number of keys in the database and M the number of keys in the slot",
 	"cluster|delnode":         "O(1), plus a round trip to a majority of the cluster",
 	"cluster|getkeysinslot":   "O(log(N) + M) where N is the number of keys in the database and M the number of keys returned",

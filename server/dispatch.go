@@ -128,6 +128,19 @@ func (c *Client) dispatch(argv [][]byte) {
 			return
 		}
 		g = s.groupOfSlot(slot)
+		if c.asking && cmd.Name != "asking" {
+			c.asking = false // ASKING is for one command
+			if slot >= 0 {
+				// Only a mover sends ASKING (no -ASK is ever answered):
+				// a command meant for the target must never reach the
+				// source, which may be hosted here too.
+				if g = s.movingTo(slot); g == nil {
+					c.reject(errNotMovingHere)
+					cmd.stat.rejected++
+					return
+				}
+			}
+		}
 	}
 	if c.multi != nil && !isTxControl(cmd) {
 		c.multi.queue(cmd, argv)

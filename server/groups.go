@@ -1,6 +1,9 @@
 package server
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+)
 
 // A node hosts voters of several Raft groups (replication/PARTITIONS.md
 // §1, §3). Each hosted group's state is one database of the node's shard,
@@ -85,29 +88,29 @@ func (s *Server) AssignSlots(first, last int, id uint16) error {
 const numSlots = 16384
 
 // MapSlots gives every slot to the group owners[slot] names, as the
-// cluster map says (0: no group). A hosted group's slots are served here;
-// another group's are redirected to its leader, which remote describes
-// (its Members, the leader flagged): nil, or a group it does not know,
-// leaves the slot answering -CLUSTERDOWN. It replaces every earlier
-// assignment at once.
-func (s *Server) MapSlots(owners []uint16, remote func(id uint16) Cluster) error {
-	if len(owners) != numSlots {
-		return fmt.Errorf("server: %d slot owners, want %d", len(owners), numSlots)
+// cluster map says (0: no group), and marks the slots moving to the group
+// targets[slot] names (nil, or 0: not moving; moves.go). A hosted group's
+// slots are served here; another group's are redirected to its leader,
+// which remote describes (its Members, the leader flagged): nil, or a
+// group it does not know, leaves the slot answering -CLUSTERDOWN. It
+// replaces every earlier assignment at once.
+func (s *Server) MapSlots(owners, targets []uint16, remote func(id uint16) Cluster) error {
+	if len(owners) != numSlots || (targets != nil && len(targets) != numSlots) {
+		return fmt.Errorf("server: %d slot owners and %d targets, want %d", len(owners), len(targets), numSlots)
 	}
 	s.shard.mu.Lock()
 	defer s.shard.mu.Unlock()
 	if s.slotRemote == nil {
 		s.slotRemote = make([]*clusterGroup, numSlots)
+		s.slotTarget = make([]*clusterGroup, numSlots)
 	}
 	others := map[uint16]*clusterGroup{}
-	for slot, id := range owners {
-		s.slotGroup[slot], s.slotRemote[slot] = nil, nil
+	group := func(id uint16) (hosted, far *clusterGroup) {
 		if id == 0 {
-			continue
+			return nil, nil
 		}
 		if g := s.groupByID(id); g != nil {
-			s.slotGroup[slot] = g
-			continue
+			return g, nil
 		}
 		r, seen := others[id]
 		if !seen {
@@ -116,9 +119,20 @@ func (s *Server) MapSlots(owners []uint16, remote func(id uint16) Cluster) error
 			}
 			others[id] = r
 		}
-		s.slotRemote[slot] = r
+		return nil, r
 	}
-	s.remote = others
+	s.remote = map[uint16]*clusterGroup{} // the groups that own slots here without being hosted
+	for slot, id := range owners {
+		s.slotGroup[slot], s.slotRemote[slot] = group(id)
+		if r := s.slotRemote[slot]; r != nil {
+			s.remote[id] = r
+		}
+		s.slotTarget[slot] = nil
+		if targets != nil && targets[slot] != 0 {
+			hosted, far := group(targets[slot])
+			s.slotTarget[slot] = cmp.Or(hosted, far)
+		}
+	}
 	s.redirectMovedWaiters()
 	return nil
 }
@@ -136,13 +150,17 @@ func (s *Server) redirectMovedWaiters() {
 		}
 		slot := KeySlot([]byte(b.keys[0]))
 		g := s.slotGroup[slot]
-		if g != nil && g.db+c.db == b.db {
+		moving := g != nil && s.moving(slot, g)
+		if g != nil && g.db+c.db == b.db && !moving {
 			continue
 		}
 		s.unblock(c)
-		if g != nil {
+		switch {
+		case moving:
+			c.out.Error(errSlotMoving)
+		case g != nil:
 			c.out.Error(s.redirect(g, slot))
-		} else {
+		default:
 			c.out.Error(s.slotRedirect(slot))
 		}
 		c.answered()

@@ -161,7 +161,7 @@ func TestMappedSlotsOfOtherGroupsRedirect(t *testing.T) {
 		owners[i] = 1
 	}
 	owners[there], owners[none] = 7, 0
-	if err := s.MapSlots(owners, func(id uint16) Cluster {
+	if err := s.MapSlots(owners, nil, func(id uint16) Cluster {
 		if id == 7 {
 			return far
 		}
@@ -211,7 +211,7 @@ func TestBlockedClientOfAMovedSlotIsRedirected(t *testing.T) {
 	}
 	slot := KeySlot([]byte("q"))
 	owners[slot] = 7
-	if err := s.MapSlots(owners, func(uint16) Cluster { return far }); err != nil {
+	if err := s.MapSlots(owners, nil, func(uint16) Cluster { return far }); err != nil {
 		t.Fatal(err)
 	}
 	a.conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // a failure is a reply that never comes

@@ -330,7 +330,7 @@ func (l *eventLoop) flush(now time.Time) {
 // queued, else until the next blocked client's timeout. Lock should be
 // held.
 func (l *eventLoop) timeout(now time.Time) int {
-	if len(l.dirty) > 0 || len(l.runnable) > 0 {
+	if len(l.dirty) > 0 || len(l.runnable) > 0 || l.s.proposalsWaiting() {
 		return 0
 	}
 	if len(l.timers) == 0 {

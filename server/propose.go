@@ -72,6 +72,7 @@ type proposer struct {
 	inflight map[uint64][]proposal // proposals sent, by seq, until applied or failed
 	held     []*heldExec           // watched EXECs waiting for inflight to drain (propose_watch.go)
 	started  bool
+	sending  bool          // an entry is being handed to the log, the lock released (Settled)
 	results  chan inflight // to the goroutine that waits on them
 }
 
@@ -120,6 +121,10 @@ func (c *Client) routeInCluster(cmd *Command, argv [][]byte, g *clusterGroup, sl
 	}
 	if g == nil {
 		c.reject(s.slotRedirect(slot))
+		return true
+	}
+	if g.cl.Leading() && s.moving(slot, g) {
+		c.reject(errSlotMoving)
 		return true
 	}
 	if !g.cl.Leading() {
@@ -173,6 +178,12 @@ func (c *Client) proposeExec(start time.Time) bool {
 		return true
 	}
 	leading := g.cl.Leading()
+	if leading && s.moving(tx.slot-1, g) {
+		c.multi = nil
+		s.unwatchAll(c)
+		c.reject(errSlotMoving)
+		return true
+	}
 	switch {
 	case !writes && !leading && c.readonly:
 		return false // stale reads, as asked: execCommand runs them here
@@ -353,6 +364,22 @@ func (s *Server) sendProposals() {
 	}
 }
 
+// proposalsWaiting reports whether a group has writes or reads queued
+// that the next pass would send. The pass lets the lock go while it hands
+// an entry over (sendGroupProposals), and another goroutine may queue one
+// then (an apply's blocked-client re-try, a mover's deletes) for a group
+// the pass has done with: its wake finds the loop active and relies on it
+// to look before it sleeps. Writes behind a held EXEC wait for the
+// entries in flight, whose ends wake the loop. Lock should be held.
+func (s *Server) proposalsWaiting() bool {
+	for _, g := range s.groups {
+		if p := &g.prop; len(p.held) == 0 && (len(p.recs) > 0 || len(p.reads) > 0) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Server) sendGroupProposals(g *clusterGroup) {
 	p := &g.prop
 	if !p.started && (len(p.recs) > 0 || len(p.reads) > 0 || len(p.held) > 0) {
@@ -376,10 +403,12 @@ func (s *Server) sendGroupProposals(g *clusterGroup) {
 	entry := encodeEntry(s.runID, seq, p.owners, p.recs)
 	p.inflight[seq] = p.owners
 	p.recs, p.owners = nil, nil
+	p.sending = true
 	s.shard.mu.Unlock()
 	wait := g.cl.Propose(entry)
 	p.results <- inflight{seq: seq, wait: wait}
 	s.shard.mu.Lock()
+	p.sending = false
 }
 
 // waitProposals waits for each entry sent to g, in order, and answers the

@@ -20,6 +20,9 @@ type logCluster struct {
 	deposed bool         // Leading reports false
 	taken   []pendingEntry
 	closed  chan struct{} // the test has ended
+	// duringPropose, if set, runs once inside the next Propose, while the
+	// event loop has the lock let go.
+	duringPropose func()
 }
 
 func (lc *logCluster) Leading() bool {
@@ -85,6 +88,13 @@ func (lc *logCluster) failLeft(t *testing.T) {
 }
 
 func (lc *logCluster) Propose(entry []byte) func() error {
+	lc.mu.Lock()
+	during := lc.duringPropose
+	lc.duringPropose = nil
+	lc.mu.Unlock()
+	if during != nil {
+		during() // the loop has let the lock go: as another goroutine would
+	}
 	e := pendingEntry{data: entry, done: make(chan error, 1)}
 	lc.entries <- e
 	return func() error { return <-e.done }

@@ -76,6 +76,7 @@ type Server struct {
 	// that group as the cluster map describes it (MapSlots): where to
 	// redirect. nil with slotGroup nil: no group serves the slot.
 	slotRemote []*clusterGroup
+	slotTarget []*clusterGroup            // the group a moving slot goes to (moves.go); nil: not moving
 	remote     map[uint16]*clusterGroup // the groups slotRemote names, by ID
 	seq        uint64                   // the last entry this node proposed to any group (propose.go)
 	runID      string
@@ -209,6 +210,12 @@ func (s *Server) Addrs() []net.Addr {
 // cron until Close. It returns nil after a clean Close.
 func (s *Server) Serve() error {
 	if !s.serving.Swap(true) {
+		// The loop runs from now on, not from the first client: a node
+		// that took the lead of a group with nobody connected yet has
+		// its own writes to send (expired keys' deletes, a move's).
+		s.shard.mu.Lock()
+		s.loop.start()
+		s.shard.mu.Unlock()
 		go s.cron()
 	}
 	var wg sync.WaitGroup

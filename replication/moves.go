@@ -1,0 +1,243 @@
+package replication
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redstream/redstream/replication/slotmap"
+	"github.com/redstream/redstream/server"
+)
+
+// Moving slots between groups: the mover. server/moves.go has the
+// argument; in short, the map says the slots move (BeginMove), the
+// source group's leader stops serving them (TRYAGAIN) and waits until
+// every write it took for them is applied, copies each key to the target
+// group's leader (ASKING, RESTORE ... REPLACE ABSTTL: answered once the
+// target group has committed it), deletes it from the source through the
+// source's log, and when the source holds none of the slots' keys has
+// the map give them to the target (FinishMove). A mover that stops (its
+// node lost the source's leadership, the target did not answer) is
+// started again by the source's leader of the moment, from the map.
+
+// moveBatch is how many keys a mover copies between two deletes.
+const moveBatch = 256
+
+// moveRange is a run of slots moving from one group to another.
+type moveRange struct {
+	slotmap.Range
+	from, to uint16
+}
+
+// movingRanges are the map's moves, as maximal runs.
+func movingRanges(m *slotmap.Map) []moveRange {
+	var out []moveRange
+	for s := 0; s < slotmap.NumSlots; s++ {
+		from, to, ok := m.Moving(s)
+		if !ok {
+			continue
+		}
+		if k := len(out) - 1; k >= 0 && out[k].Last == s-1 && out[k].from == from && out[k].to == to {
+			out[k].Last = s
+			continue
+		}
+		out = append(out, moveRange{slotmap.Range{First: s, Last: s}, from, to})
+	}
+	return out
+}
+
+// runMovers starts a mover for each move whose source this node leads
+// and that has none running.
+func (n *Node) runMovers(m *slotmap.Map) {
+	p := n.parts
+	for _, mv := range movingRanges(m) {
+		grp := n.dataOrMain(mv.from)
+		if grp == nil || !grp.Leading() {
+			continue
+		}
+		p.moversMu.Lock()
+		running := p.movers[mv.First]
+		p.movers[mv.First] = true
+		p.moversMu.Unlock()
+		if running {
+			continue
+		}
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			if err := n.move(grp, mv); err != nil {
+				n.logger.Warn("moving slots stopped; the source's leader starts again", "slots", fmt.Sprintf("%d-%d", mv.First, mv.Last),
+					"from", mv.from, "to", mv.to, "err", err)
+			}
+			p.moversMu.Lock()
+			delete(p.movers, mv.First)
+			p.moversMu.Unlock()
+		}()
+	}
+}
+
+// dataOrMain is the group id this node hosts (the main group for 1).
+func (n *Node) dataOrMain(id uint16) *Group {
+	if id == mainGroup {
+		return n.main
+	}
+	return n.Group(id)
+}
+
+// move copies the slots of mv from its source group, led here by grp, to
+// its target, and has the map give them to the target.
+func (n *Node) move(grp *Group, mv moveRange) error {
+	n.logger.Info("moving slots", "slots", fmt.Sprintf("%d-%d", mv.First, mv.Last), "from", mv.from, "to", mv.to)
+	if err := n.settle(grp, mv.from); err != nil {
+		return err
+	}
+	var target *redis.Client
+	defer func() {
+		if target != nil {
+			target.Close()
+		}
+	}()
+	moved := 0
+	for s := mv.First; s <= mv.Last; s++ {
+		for {
+			select {
+			case <-n.parts.done:
+				return errors.New("the node is closing")
+			default:
+			}
+			keys, err := n.srv.SlotKeys(mv.from, s, moveBatch)
+			if err != nil {
+				return err
+			}
+			if len(keys) == 0 {
+				break
+			}
+			addr, err := n.leaderAddr(mv.to)
+			if err != nil {
+				return err
+			}
+			if target == nil || target.Options().Addr != addr {
+				if target != nil {
+					target.Close()
+				}
+				target = redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+			}
+			if err := restoreAsking(target, keys); err != nil {
+				return err
+			}
+			names := make([]string, len(keys))
+			for i, k := range keys {
+				names[i] = k.Key
+			}
+			if err := n.srv.DeleteMoved(mv.from, names); err != nil {
+				return err
+			}
+			if err := n.settle(grp, mv.from); err != nil {
+				return err
+			}
+			moved += len(keys)
+		}
+	}
+	op := slotmap.Op{Kind: slotmap.OpFinishMove, Ranges: []slotmap.Range{mv.Range}}
+	if err := n.parts.meta.proposeAnywhere(n.parts.forward, op, 10*time.Second); err != nil {
+		return fmt.Errorf("finishing the move in the map: %w", err)
+	}
+	n.logger.Info("moved slots", "slots", fmt.Sprintf("%d-%d", mv.First, mv.Last), "from", mv.from, "to", mv.to, "keys", moved)
+	return nil
+}
+
+// settle waits until every write the server took for group id is
+// applied here: it is in the log (Settled), and a Barrier behind it has
+// been applied. grp must stay the leader throughout.
+func (n *Node) settle(grp *Group, id uint16) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for !n.srv.Settled(id) {
+		select {
+		case <-n.parts.done:
+			return errors.New("the node is closing")
+		default:
+		}
+		if time.Now().After(deadline) || !grp.Leading() {
+			return errors.New("the source group's writes did not settle")
+		}
+		time.Sleep(time.Millisecond) // the event loop hands its pass's entry over: no notification
+	}
+	if err := grp.raft.Barrier(10 * time.Second).Error(); err != nil {
+		return err
+	}
+	if !grp.Leading() {
+		return errNotLeading
+	}
+	return nil
+}
+
+var errNotLeading = errors.New("this node no longer leads the source group")
+
+// leaderAddr is the client address of group id's leader, as the map
+// records it.
+func (n *Node) leaderAddr(id uint16) (string, error) {
+	m := n.parts.meta.fsm.current()
+	leader, _ := m.Leader(id)
+	for _, nd := range m.Nodes() {
+		if nd.ID == leader && leader != "" {
+			return nd.Addr, nil
+		}
+	}
+	return "", fmt.Errorf("group %d has no leader in the map", id)
+}
+
+// restoreAsking restores keys on the target group's leader, each after
+// ASKING, pipelined; it returns once every RESTORE is answered, that is,
+// committed by the target group.
+func restoreAsking(target *redis.Client, keys []server.MovingKey) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn := target.Conn()
+	defer conn.Close()
+	cmds, err := conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, k := range keys {
+			p.Do(ctx, "ASKING")
+			p.Do(ctx, "RESTORE", k.Key, k.ExpireAt, k.Payload, "REPLACE", "ABSTTL")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, c := range cmds {
+		if err := c.Err(); err != nil {
+			return fmt.Errorf("%v: %w", c.Args()[:2], err)
+		}
+	}
+	return nil
+}
+
+// MoveSlots moves slots first..last, all owned by one group and none
+// moving, to group to: it has the map begin the move, and waits (up to
+// timeout) until the map gives them to the target.
+func (n *Node) MoveSlots(first, last int, to uint16, timeout time.Duration) error {
+	if n.parts == nil {
+		return errors.New("replication: this node has no Raft port to run the cluster map on")
+	}
+	op := slotmap.Op{Kind: slotmap.OpBeginMove, Ranges: []slotmap.Range{{First: first, Last: last}}, Group: to}
+	if err := n.parts.meta.proposeAnywhere(n.parts.forward, op, timeout); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		m := n.parts.meta.fsm.current()
+		done := true
+		for s := first; s <= last && done; s++ {
+			done = m.Owner(s) == to
+		}
+		if done {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the slots are still moving after %s: the move goes on", timeout)
+		}
+		time.Sleep(20 * time.Millisecond) // the map's changes are not waited on: poll
+	}
+}
