@@ -34,6 +34,8 @@ func clusterCommand() *ucli.Command {
 				ArgsUsage: "NEW-HOST:PORT EXISTING-HOST:PORT", Flags: clusterFlags(), Action: runClusterAddNode},
 			{Name: "del-node", Usage: "remove the node with NODE-ID from the group EXISTING is in",
 				ArgsUsage: "EXISTING-HOST:PORT NODE-ID", Flags: clusterFlags(), Action: runClusterDelNode},
+			{Name: "move-slots", Usage: "move slots FIRST..LAST, with their keys, to group GROUP (the slots answer TRYAGAIN while their keys are copied)",
+				ArgsUsage: "HOST:PORT FIRST LAST GROUP", Flags: clusterFlags(), Action: runClusterMoveSlots},
 			{Name: "status", Usage: "show the group's members, its leader, and each member's Raft term and indexes",
 				ArgsUsage: "HOST:PORT", Flags: clusterFlags(), Action: runClusterStatus},
 			{Name: "check", Usage: "as status, and fail when the group has no leader or a member does not answer",
@@ -359,6 +361,19 @@ func runClusterDelNode(c *ucli.Context) error {
 	}
 	fmt.Fprintf(a.out, "removed %s\n", args[1])
 	return nil
+}
+
+func runClusterMoveSlots(c *ucli.Context) error {
+	args, a, err := clusterArgs(c, 4, 1)
+	if err != nil {
+		return err
+	}
+	if _, err := a.do(args[0], "CLUSTER", "MOVESLOTS", args[1], args[2], args[3]); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.out, "moved slots %s-%s to group %s\n", args[1], args[2], args[3])
+	_, err = a.status(args[0])
+	return err
 }
 
 func runClusterStatus(c *ucli.Context) error {

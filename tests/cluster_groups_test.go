@@ -487,3 +487,61 @@ func (ch *Checker) catchesTampering(t *testing.T, cc *redis.ClusterClient, key s
 		}
 	}
 }
+
+// TestClusterMoveSlotsCommand: `redstream cluster move-slots` moves a slot
+// holding a stream with a consumer group to another group: the stream,
+// its pending entry and the slot's new master are what clients see next,
+// and writes to it go on through the new group.
+func TestClusterMoveSlotsCommand(t *testing.T) {
+	c := StartPartitionedCluster(t, 3)
+	cc := c.ClusterClient(func(o *redis.ClusterOptions) { o.MaxRedirects = 50 })
+	key := KeyInGroup("moving", 1, 3)
+	slot := KeySlot(key)
+	if err := cc.XAdd(ctx(t), &redis.XAddArgs{Stream: key, ID: "1-1", Values: []string{"n", "1"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cc.XGroupCreate(ctx(t), key, "g", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cc.XReadGroup(ctx(t), &redis.XReadGroupArgs{Group: "g", Consumer: "c", Streams: []string{key, ">"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(binary, "cluster", "move-slots", c.Nodes[2].Addr(), strconv.Itoa(slot), strconv.Itoa(slot), "3").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), fmt.Sprintf("moved slots %d-%d to group 3", slot, slot)) {
+		t.Fatalf("cluster move-slots: %v\n%s", err, out)
+	}
+	first, _ := GroupSlots(3, 3)
+	for _, n := range c.Nodes {
+		rc := redis.NewClient(&redis.Options{Addr: n.Addr()})
+		defer rc.Close()
+		deadline := time.Now().Add(clusterBound)
+		for {
+			rows, err := rc.ClusterSlots(ctx(t)).Result()
+			var moved, third string
+			for _, r := range rows {
+				if int(r.Start) <= slot && slot <= int(r.End) {
+					moved = r.Nodes[0].Addr
+				}
+				if int(r.Start) <= first && first <= int(r.End) {
+					third = r.Nodes[0].Addr
+				}
+			}
+			if err == nil && moved != "" && moved == third {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: CLUSTER SLOTS gives slot %d to %q, group 3's leader is %q (%v)", n.Name, slot, moved, third, err)
+			}
+			time.Sleep(50 * time.Millisecond) // the map reaches each node on its own
+		}
+	}
+	if p, err := cc.XPending(ctx(t), key, "g").Result(); err != nil || p.Count != 1 {
+		t.Fatalf("XPENDING after the move: %+v, %v", p, err)
+	}
+	if err := cc.XAdd(ctx(t), &redis.XAddArgs{Stream: key, ID: "2-1", Values: []string{"n", "2"}}).Err(); err != nil {
+		t.Fatalf("XADD after the move: %v", err)
+	}
+	if n, err := cc.XLen(ctx(t), key).Result(); err != nil || n != 2 {
+		t.Fatalf("XLEN after the move = %d, %v", n, err)
+	}
+}
