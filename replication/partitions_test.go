@@ -24,6 +24,22 @@ func partitioned(t *testing.T, count int) []*testNode {
 	return nodes
 }
 
+// partitionedNodes is partitioned with n nodes, returned once the groups
+// are balanced.
+func partitionedNodes(t *testing.T, n, count int) []*testNode {
+	t.Helper()
+	var nodes []*testNode
+	for range n {
+		nodes = append(nodes, startNode(t, t.TempDir(), freePort(t)))
+	}
+	formGroup(t, nodes)
+	if err := nodes[0].node.CreateGroups(count); err != nil {
+		t.Fatal(err)
+	}
+	waitBalanced(t, nodes, count)
+	return nodes
+}
+
 // preferred is the node placeVoters makes group g's first voter.
 func preferred(nodes []*testNode, g int) *testNode {
 	sorted := slices.Clone(nodes)
@@ -204,15 +220,7 @@ func shareOf(slot, count int) int {
 // does not host to the leader its map records, and lists that group in
 // CLUSTER SLOTS; a cluster client reaches every group from any node.
 func TestNodesRedirectToGroupsTheyDoNotHost(t *testing.T) {
-	var nodes []*testNode
-	for range 4 {
-		nodes = append(nodes, startNode(t, t.TempDir(), freePort(t)))
-	}
-	formGroup(t, nodes)
-	if err := nodes[0].node.CreateGroups(3); err != nil {
-		t.Fatal(err)
-	}
-	waitBalanced(t, nodes, 3)
+	nodes := partitionedNodes(t, 4, 3)
 	ctx := context.Background()
 	for g := 2; g <= 3; g++ {
 		key := keyOfGroup(g, 3)
@@ -356,15 +364,7 @@ func TestWipedDataGroupComesBackFromItsLeader(t *testing.T) {
 // group's data from its leader, takes the removed node's place (here its
 // preferred leadership too), and serves writes; the map forgets it.
 func TestRemovedNodeIsReplacedInItsGroups(t *testing.T) {
-	var nodes []*testNode
-	for range 4 {
-		nodes = append(nodes, startNode(t, t.TempDir(), freePort(t)))
-	}
-	formGroup(t, nodes)
-	if err := nodes[0].node.CreateGroups(3); err != nil {
-		t.Fatal(err)
-	}
-	waitBalanced(t, nodes, 3)
+	nodes := partitionedNodes(t, 4, 3)
 	ctx := context.Background()
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{nodes[0].addr, nodes[1].addr}})
 	defer cc.Close()
