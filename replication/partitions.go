@@ -231,6 +231,11 @@ func (n *Node) placeMembers(m *slotmap.Map) bool {
 			ops = append(ops, slotmap.Op{Kind: slotmap.OpRemoveNode, Node: slotmap.Node{ID: id}})
 		}
 	}
+	if len(ops) == 0 {
+		if op, ok := spreadVoters(m, members, known); ok {
+			ops = append(ops, op)
+		}
+	}
 	for _, op := range ops {
 		n.logger.Info("following the main group's membership in the cluster map", "op", op.Kind.String(), "group", op.Group, "node", op.Node.ID)
 		if err := n.parts.meta.propose(op, 5*time.Second); err != nil {
@@ -239,6 +244,50 @@ func (n *Node) placeMembers(m *slotmap.Map) bool {
 		}
 	}
 	return len(ops) > 0
+}
+
+// spreadVoters gives a member that votes in no data group (a node added
+// to the cluster) the place of a voter of the member voting in most, in
+// a group that member is the preferred leader of if it is one, so that
+// the new node leads that group once it has caught up. One change at a
+// time, and only while it narrows the gap: the next pass sees the new
+// map.
+func spreadVoters(m *slotmap.Map, members []string, known map[string]bool) (slotmap.Op, bool) {
+	load := map[string]int{}
+	for _, g := range m.Groups() {
+		if g.ID != mainGroup {
+			for _, v := range g.Voters {
+				load[v]++
+			}
+		}
+	}
+	idle, busiest := "", ""
+	for _, id := range slices.Sorted(slices.Values(members)) {
+		if known[id] && load[id] == 0 && idle == "" {
+			idle = id
+		}
+		if busiest == "" || load[id] > load[busiest] {
+			busiest = id
+		}
+	}
+	if idle == "" || load[busiest] < 2 {
+		return slotmap.Op{}, false
+	}
+	var pick *slotmap.Group
+	for _, g := range m.Groups() {
+		if g.ID == mainGroup || !slices.Contains(g.Voters, busiest) {
+			continue
+		}
+		if pick == nil || g.Voters[0] == busiest {
+			pick = &g
+		}
+	}
+	if pick == nil {
+		return slotmap.Op{}, false
+	}
+	voters := slices.Clone(pick.Voters)
+	voters[slices.Index(voters, busiest)] = idle
+	return slotmap.Op{Kind: slotmap.OpSetVoters, Group: pick.ID, Voters: voters}, true
 }
 
 // followMembers is voters without the nodes no longer members, then the
