@@ -89,6 +89,9 @@ func (n *Node) dataOrMain(id uint16) *Group {
 // move copies the slots of mv from its source group, led here by grp, to
 // its target, and has the map give them to the target.
 func (n *Node) move(grp *Group, mv moveRange) error {
+	if _, _, ok := n.parts.meta.fsm.current().Moving(mv.First); !ok {
+		return nil // finished meanwhile: runMovers had an older map
+	}
 	n.logger.Info("moving slots", "slots", fmt.Sprintf("%d-%d", mv.First, mv.Last), "from", mv.from, "to", mv.to)
 	if err := n.settle(grp, mv.from); err != nil {
 		return err

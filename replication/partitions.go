@@ -505,10 +505,16 @@ func (n *Node) recordLeaders(m *slotmap.Map, groups []slotmap.Group) {
 
 // balance hands each group this node leads to the group's preferred
 // leader (its first voter in the map) once that node is a voter that
-// answers and has the log, at most once per group every 10 seconds.
+// answers and has the log, at most once per group every 10 seconds. A
+// group whose slots are moving out keeps its leader, whose mover would
+// otherwise start over.
 func (n *Node) balance(m *slotmap.Map, groups []slotmap.Group) {
+	moving := map[uint16]bool{}
+	for _, mv := range movingRanges(m) {
+		moving[mv.from] = true
+	}
 	for _, g := range groups {
-		if len(g.Voters) == 0 || g.Voters[0] == n.self.ID {
+		if len(g.Voters) == 0 || g.Voters[0] == n.self.ID || moving[g.ID] {
 			continue
 		}
 		grp := n.Group(g.ID)
