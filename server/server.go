@@ -76,7 +76,7 @@ type Server struct {
 	// that group as the cluster map describes it (MapSlots): where to
 	// redirect. nil with slotGroup nil: no group serves the slot.
 	slotRemote []*clusterGroup
-	slotTarget []*clusterGroup            // the group a moving slot goes to (moves.go); nil: not moving
+	slotTarget []*clusterGroup          // the group a moving slot goes to (moves.go); nil: not moving
 	remote     map[uint16]*clusterGroup // the groups slotRemote names, by ID
 	seq        uint64                   // the last entry this node proposed to any group (propose.go)
 	runID      string
