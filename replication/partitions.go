@@ -3,6 +3,7 @@ package replication
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -135,6 +136,9 @@ func (n *Node) syncMap() {
 		return // never partitioned: the main group owns every slot
 	}
 	n.markPartitioned()
+	if n.dropLeftGroups(m) {
+		p.mapped = math.MaxUint64 // its slots were unset: map them again
+	}
 	hosted := 0
 	for _, g := range groups {
 		if g.ID == mainGroup || !slices.Contains(g.Voters, n.self.ID) {
@@ -366,6 +370,48 @@ func (n *Node) syncGroupVoters(m *slotmap.Map, groups []slotmap.Group) {
 			}
 		}
 	}
+}
+
+// dropLeftGroups closes each data group this node hosts that the map no
+// longer makes it a voter of, once the group's configuration no longer
+// lists it either (its leader has removed it: until then it still counts
+// in the group's majority). Its directory is kept aside, renamed, and the
+// server drops its state. It reports whether it closed any.
+func (n *Node) dropLeftGroups(m *slotmap.Map) (dropped bool) {
+	voters := map[uint16][]string{}
+	for _, g := range m.Groups() {
+		voters[g.ID] = g.Voters
+	}
+	n.mu.Lock()
+	var left []*Group
+	for id, g := range n.groups {
+		if id != mainGroup && id != metaGroupID && !slices.Contains(voters[id], n.self.ID) {
+			left = append(left, g)
+		}
+	}
+	n.mu.Unlock()
+	for _, g := range left {
+		cf := g.raft.GetConfiguration()
+		if cf.Error() != nil || slices.ContainsFunc(cf.Configuration().Servers, func(s raft.Server) bool { return string(s.ID) == n.self.ID }) {
+			continue
+		}
+		n.mu.Lock()
+		delete(n.groups, g.id)
+		n.mu.Unlock()
+		if err := g.close(); err != nil {
+			n.logger.Warn("closing a group this node left", "group", g.id, "err", err)
+		}
+		if err := n.srv.DropGroup(g.id); err != nil {
+			n.logger.Warn("dropping a group this node left", "group", g.id, "err", err)
+		}
+		aside := fmt.Sprintf("%s.left-%d", g.dir, time.Now().UnixMilli())
+		if err := os.Rename(g.dir, aside); err != nil {
+			n.logger.Warn("could not set aside a group this node left", "group", g.id, "err", err)
+		}
+		n.logger.Info("left a group the cluster map no longer makes this node a voter of", "group", g.id, "kept", aside)
+		dropped = true
+	}
+	return dropped
 }
 
 // hostMapped opens data group g, which the map makes this node a voter

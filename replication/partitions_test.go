@@ -339,6 +339,22 @@ func TestNodeAddedToAPartitionedCluster(t *testing.T) {
 			t.Errorf("group %d has voters %v", g.ID, g.Voters)
 		}
 	}
+	// The node whose place it took leaves the group: it hosts it no more,
+	// holds none of its keys, and routes its slots through the map.
+	for _, n := range nodes {
+		if slices.Contains(m.Groups()[led-1].Voters, n.node.self.ID) {
+			continue
+		}
+		waitFor(t, n.addr+" to leave group "+fmt.Sprint(led), func() bool {
+			return n.node.Group(uint16(led)) == nil && keysIn(t, n.srv, led-1) == ""
+		})
+		rc := redis.NewClient(&redis.Options{Addr: n.addr})
+		defer rc.Close()
+		want := fmt.Sprintf("MOVED %d ", server.KeySlot([]byte(key)))
+		if err := rc.Set(ctx, key, "v", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("SET %s on the node that left its group: %v, want %s...", key, err, want)
+		}
+	}
 	c := redis.NewClient(&redis.Options{Addr: extra.addr})
 	defer c.Close()
 	if rows, err := c.ClusterSlots(ctx).Result(); err != nil || len(rows) != 3 {

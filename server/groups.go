@@ -3,6 +3,7 @@ package server
 import (
 	"cmp"
 	"fmt"
+	"slices"
 )
 
 // A node hosts voters of several Raft groups (replication/PARTITIONS.md
@@ -172,6 +173,38 @@ func remoteCluster(remote func(uint16) Cluster, id uint16) Cluster {
 		return nil
 	}
 	return remote(id)
+}
+
+// errGroupDropped answers the clients blocked on keys of a group this
+// node stops hosting.
+const errGroupDropped = "TRYAGAIN this node no longer votes in the key's group; retry"
+
+// DropGroup stops hosting group id, which no longer counts this node
+// among its voters: its slots serve nothing here until MapSlots names
+// them again, and its database is emptied (its state is the group's
+// voters' now). Clients blocked on its keys are answered -TRYAGAIN.
+func (s *Server) DropGroup(id uint16) error {
+	s.shard.mu.Lock()
+	defer s.shard.mu.Unlock()
+	g := s.groupByID(id)
+	if g == nil || id == firstGroup {
+		return fmt.Errorf("server: group %d is not a hosted data group", id)
+	}
+	s.groups = slices.DeleteFunc(s.groups, func(h *clusterGroup) bool { return h == g })
+	for slot, h := range s.slotGroup {
+		if h == g {
+			s.slotGroup[slot] = nil
+		}
+	}
+	for _, c := range s.clients {
+		if b := c.blocked; b != nil && !b.inflight && b.db >= g.db && b.db == g.db+c.db {
+			s.unblock(c)
+			c.out.Error(errGroupDropped)
+			c.answered()
+		}
+	}
+	s.flush(s.shard.dbs[g.db])
+	return nil
 }
 
 // groupByID is the hosted group id, nil if none. Lock should be held.
