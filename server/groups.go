@@ -197,7 +197,7 @@ func (s *Server) DropGroup(id uint16) error {
 		}
 	}
 	for _, c := range s.clients {
-		if b := c.blocked; b != nil && !b.inflight && b.db >= g.db && b.db == g.db+c.db {
+		if b := c.blocked; b != nil && !b.inflight && b.db == g.db+c.db {
 			s.unblock(c)
 			c.out.Error(errGroupDropped)
 			c.answered()
