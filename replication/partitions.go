@@ -57,9 +57,20 @@ type partitions struct {
 	movers   map[int]bool // moves this node runs, by first slot (moves.go)
 
 	// Touched by followMap's goroutine only.
-	mapped    uint64 // the map Epoch the server's slots were last set from
-	hosted    int    // the data groups hosted then
-	transfers map[uint16]time.Time
+	mapped    uint64               // the map Epoch the server's slots were last set from
+	hosted    int                  // the data groups hosted then
+	transfers map[uint16]transfer  // the last leadership hand-over asked of each group
+	leftSince map[uint16]time.Time // hosted groups the map took this node out of, since when
+}
+
+// leaveAfter is how long a node keeps a group the map took it out of
+// while the group's configuration it knows still lists it.
+const leaveAfter = 10 * time.Second
+
+// transfer is a leadership hand-over balance asked for.
+type transfer struct {
+	to string
+	at time.Time
 }
 
 // partitionedMarker is the file that says this node's cluster is
@@ -68,7 +79,7 @@ const partitionedMarker = "partitioned"
 
 // startPartitions opens the metadata group and starts following the map.
 func (n *Node) startPartitions() error {
-	p := &partitions{changed: make(chan struct{}, 1), done: make(chan struct{}), transfers: map[uint16]time.Time{},
+	p := &partitions{changed: make(chan struct{}, 1), done: make(chan struct{}), transfers: map[uint16]transfer{}, leftSince: map[uint16]time.Time{},
 		movers: map[int]bool{}}
 	if _, err := os.Stat(filepath.Join(n.cfg.Dir, "raft", partitionedMarker)); err == nil {
 		if err := n.srv.MapSlots(make([]uint16, slotmap.NumSlots), nil, nil); err != nil {
@@ -128,7 +139,15 @@ func (n *Node) followMap() {
 func (n *Node) syncMap() {
 	p := n.parts
 	if p.meta.Leading() {
-		n.syncMetaMembers()
+		if n.removedFromMain() {
+			// The map must record the removal, and only a main member
+			// does: hand the metadata group to another node.
+			if err := p.meta.raft.LeadershipTransfer().Error(); err != nil {
+				n.logger.Warn("could not hand the metadata group over after leaving the cluster", "err", err)
+			}
+		} else {
+			n.syncMetaMembers()
+		}
 	}
 	m := p.meta.fsm.current()
 	groups := m.Groups()
@@ -375,7 +394,7 @@ func (n *Node) syncGroupVoters(m *slotmap.Map, groups []slotmap.Group) {
 // dropLeftGroups closes each data group this node hosts that the map no
 // longer makes it a voter of, once the group's configuration no longer
 // lists it either (its leader has removed it: until then it still counts
-// in the group's majority). Its directory is kept aside, renamed, and the
+// in the group's majority), or leaveAfter after it saw the map change. Its directory is kept aside, renamed, and the
 // server drops its state. It reports whether it closed any.
 func (n *Node) dropLeftGroups(m *slotmap.Map) (dropped bool) {
 	voters := map[uint16][]string{}
@@ -390,11 +409,27 @@ func (n *Node) dropLeftGroups(m *slotmap.Map) (dropped bool) {
 		}
 	}
 	n.mu.Unlock()
+	for id := range n.parts.leftSince {
+		if !slices.ContainsFunc(left, func(g *Group) bool { return g.id == id }) {
+			delete(n.parts.leftSince, id)
+		}
+	}
 	for _, g := range left {
+		since, seen := n.parts.leftSince[g.id]
+		if !seen {
+			since = time.Now()
+			n.parts.leftSince[g.id] = since
+		}
+		// A removed voter seldom hears of its own removal (the leader
+		// stops sending to it), so after a while the map's word is
+		// enough: by then the leader has removed it (syncGroupVoters
+		// does so on its next pass) or is gone.
 		cf := g.raft.GetConfiguration()
-		if cf.Error() != nil || slices.ContainsFunc(cf.Configuration().Servers, func(s raft.Server) bool { return string(s.ID) == n.self.ID }) {
+		listed := cf.Error() != nil || slices.ContainsFunc(cf.Configuration().Servers, func(s raft.Server) bool { return string(s.ID) == n.self.ID })
+		if listed && time.Since(since) < leaveAfter {
 			continue
 		}
+		delete(n.parts.leftSince, g.id)
 		n.mu.Lock()
 		delete(n.groups, g.id)
 		n.mu.Unlock()
@@ -465,6 +500,16 @@ func mapMembers(m *slotmap.Map, ids []string) []server.ClusterMember {
 		out = append(out, server.ClusterMember{ID: id, Addr: nodes[id].Addr, BusAddr: nodes[id].BusAddr})
 	}
 	return out
+}
+
+// removedFromMain reports whether the main group's configuration, as this
+// node knows it, has members but not this node: it was removed.
+func (n *Node) removedFromMain() bool {
+	cf := n.main.raft.GetConfiguration()
+	if cf.Error() != nil || len(cf.Configuration().Servers) == 0 {
+		return false
+	}
+	return !slices.ContainsFunc(cf.Configuration().Servers, func(s raft.Server) bool { return string(s.ID) == n.self.ID })
 }
 
 // syncMetaMembers, on the metadata leader, makes the metadata group's
@@ -551,7 +596,8 @@ func (n *Node) recordLeaders(m *slotmap.Map, groups []slotmap.Group) {
 
 // balance hands each group this node leads to the group's preferred
 // leader (its first voter in the map) once that node is a voter that
-// answers and has the log, at most once per group every 10 seconds. A
+// answers and has the log, asking the same hand-over at most every 10
+// seconds (a new preferred leader is asked at once). A
 // group whose slots are moving out keeps its leader, whose mover would
 // otherwise start over.
 func (n *Node) balance(m *slotmap.Map, groups []slotmap.Group) {
@@ -567,15 +613,15 @@ func (n *Node) balance(m *slotmap.Map, groups []slotmap.Group) {
 		if g.ID == mainGroup {
 			grp = n.main
 		}
-		if grp == nil || !grp.Leading() || time.Since(n.parts.transfers[g.ID]) < 10*time.Second {
-			continue
-		}
 		want := g.Voters[0]
+		if last := n.parts.transfers[g.ID]; grp == nil || !grp.Leading() || (last.to == want && time.Since(last.at) < 10*time.Second) {
+			continue // not ours, or the same hand-over was asked lately
+		}
 		match, ok := grp.raft.MatchIndexes()[raft.ServerID(want)]
 		if !ok || grp.lastContact(want) > 0 || match+64 < grp.raft.LastIndex() {
 			continue // down, or behind: it would only stall the group
 		}
-		n.parts.transfers[g.ID] = time.Now()
+		n.parts.transfers[g.ID] = transfer{to: want, at: time.Now()}
 		n.logger.Info("handing a group's leadership to its preferred leader", "group", g.ID, "to", want)
 		if err := grp.TransferLeadership(want); err != nil {
 			n.logger.Warn("leadership transfer failed", "group", g.ID, "to", want, "err", err)
