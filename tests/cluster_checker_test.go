@@ -204,7 +204,8 @@ func classify(err error) (outcome, string) {
 		return failed, "dial"
 	}
 	msg := err.Error()
-	for _, prefix := range []string{"MOVED", "ASK", "CLUSTERDOWN", "READONLY"} {
+	// TRYAGAIN: a moving slot's commands are refused before the log.
+	for _, prefix := range []string{"MOVED", "ASK", "CLUSTERDOWN", "READONLY", "TRYAGAIN"} {
 		if strings.HasPrefix(msg, prefix+" ") {
 			return failed, prefix
 		}

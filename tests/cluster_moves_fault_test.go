@@ -64,7 +64,7 @@ func TestPartitionedClusterMovesUnderFaults(t *testing.T) {
 	// Cycle 1: moves while the producers write, no other fault.
 	start := time.Now()
 	leaders := mv.waitGroups(t, false)
-	stop := mv.produce(writer, producers)
+	stop := mv.ch.Produce(writer, producers)
 	ch.WaitAcked(t, 20)
 	for k, tag := range cycle1 {
 		slot := KeySlot(lists[tag])
@@ -84,7 +84,7 @@ func TestPartitionedClusterMovesUnderFaults(t *testing.T) {
 	src := leaders[1]
 	via := mv.notOf(src)
 	slot := KeySlot(lists[tag2])
-	stop = mv.produce(writer, producers)
+	stop = mv.ch.Produce(writer, producers)
 	ch.WaitAcked(t, 20)
 	sent := time.Now()
 	done := moveSlotAsync(via, slot, 3)
@@ -117,7 +117,7 @@ func TestPartitionedClusterMovesUnderFaults(t *testing.T) {
 	tgt, src := leaders[0], leaders[2]
 	via = mv.notOf(tgt, src)
 	slot = KeySlot(lists[tag3])
-	stop = mv.produce(writer, producers)
+	stop = mv.ch.Produce(writer, producers)
 	ch.WaitAcked(t, 20)
 	sent = time.Now()
 	done = moveSlotAsync(via, slot, 1)
@@ -177,56 +177,6 @@ func (mv *moveState) notOf(nodes ...*ClusterNode) *ClusterNode {
 	}
 	mv.c.t.Fatalf("no running node besides %v", nodes)
 	return nil
-}
-
-// produce is Checker.Produce, except that a -TRYAGAIN (a slot that is
-// moving: the source group's leader refuses its commands, which never
-// enter its log) counts as not applied, as -MOVED does. classify counts
-// it indeterminate, which would let a refused write that was applied
-// anyway go unnoticed.
-func (mv *moveState) produce(cc *redis.ClusterClient, n int) (stop func()) {
-	ch := mv.ch
-	done := make(chan struct{})
-	finished := make(chan struct{}, n)
-	for range n {
-		id := ch.newProducer()
-		go func() {
-			defer func() { finished <- struct{}{} }()
-			keys := ch.keys()
-			for seq := 0; ; seq++ {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				key := keys[(id+seq)%len(keys)]
-				payload := ch.Sent(key, id, seq)
-				err := ch.writeOnce(cc, key, payload)
-				if err != nil && strings.HasPrefix(err.Error(), "TRYAGAIN ") {
-					ch.mu.Lock()
-					ch.writes[payload].outcome = failed
-					ch.reasons["TRYAGAIN"]++
-					ch.mu.Unlock()
-				} else if ch.Record(payload, err) == acked {
-					continue
-				}
-				cc.ReloadState(context.Background())
-				// Not a synchronisation: it keeps a producer from spinning
-				// on a moving slot or an unavailable group.
-				select {
-				case <-done:
-					return
-				case <-time.After(20 * time.Millisecond):
-				}
-			}
-		}()
-	}
-	return func() {
-		close(done)
-		for range n {
-			<-finished
-		}
-	}
 }
 
 // moveSlotAsync sends CLUSTER MOVESLOTS slot slot group to n and returns
