@@ -425,7 +425,7 @@ func (n *Node) dropLeftGroups(m *slotmap.Map) (dropped bool) {
 		// enough: by then the leader has removed it (syncGroupVoters
 		// does so on its next pass) or is gone.
 		cf := g.raft.GetConfiguration()
-		listed := cf.Error() != nil || slices.ContainsFunc(cf.Configuration().Servers, func(s raft.Server) bool { return string(s.ID) == n.self.ID })
+		listed := cf.Error() != nil || lists(cf.Configuration(), n.self.ID)
 		if listed && time.Since(since) < leaveAfter {
 			continue
 		}
@@ -502,6 +502,11 @@ func mapMembers(m *slotmap.Map, ids []string) []server.ClusterMember {
 	return out
 }
 
+// lists reports whether cf has a member with that ID.
+func lists(cf raft.Configuration, id string) bool {
+	return slices.ContainsFunc(cf.Servers, func(s raft.Server) bool { return string(s.ID) == id })
+}
+
 // removedFromMain reports whether the main group's configuration, as this
 // node knows it, has members but not this node: it was removed.
 func (n *Node) removedFromMain() bool {
@@ -509,7 +514,7 @@ func (n *Node) removedFromMain() bool {
 	if cf.Error() != nil || len(cf.Configuration().Servers) == 0 {
 		return false
 	}
-	return !slices.ContainsFunc(cf.Configuration().Servers, func(s raft.Server) bool { return string(s.ID) == n.self.ID })
+	return !lists(cf.Configuration(), n.self.ID)
 }
 
 // syncMetaMembers, on the metadata leader, makes the metadata group's
@@ -530,7 +535,7 @@ func (n *Node) syncMetaMembers() {
 			voters++
 		}
 	}
-	if !slices.ContainsFunc(mainCf.Configuration().Servers, func(s raft.Server) bool { return string(s.ID) == n.self.ID }) {
+	if !lists(mainCf.Configuration(), n.self.ID) {
 		return // no main group here (yet): nothing to follow
 	}
 	want := map[raft.ServerID]bool{}
@@ -576,10 +581,7 @@ func (n *Node) syncMetaMembers() {
 // record names another leader or an older term.
 func (n *Node) recordLeaders(m *slotmap.Map, groups []slotmap.Group) {
 	for _, g := range groups {
-		grp := n.Group(g.ID)
-		if g.ID == mainGroup {
-			grp = n.main
-		}
+		grp := n.dataOrMain(g.ID)
 		if grp == nil || !grp.Leading() {
 			continue
 		}
@@ -609,10 +611,7 @@ func (n *Node) balance(m *slotmap.Map, groups []slotmap.Group) {
 		if len(g.Voters) == 0 || g.Voters[0] == n.self.ID || moving[g.ID] {
 			continue
 		}
-		grp := n.Group(g.ID)
-		if g.ID == mainGroup {
-			grp = n.main
-		}
+		grp := n.dataOrMain(g.ID)
 		want := g.Voters[0]
 		if last := n.parts.transfers[g.ID]; grp == nil || !grp.Leading() || (last.to == want && time.Since(last.at) < 10*time.Second) {
 			continue // not ours, or the same hand-over was asked lately

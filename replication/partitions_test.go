@@ -54,10 +54,7 @@ func leads(n *testNode, id uint16) bool {
 	if n.srv == nil {
 		return false
 	}
-	if id == mainGroup {
-		return n.node.main.Leading()
-	}
-	g := n.node.Group(id)
+	g := n.node.dataOrMain(id)
 	return g != nil && g.Leading()
 }
 
