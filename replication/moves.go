@@ -12,15 +12,21 @@ import (
 )
 
 // Moving slots between groups: the mover. server/moves.go has the
-// argument; in short, the map says the slots move (BeginMove), the
-// source group's leader stops serving them (TRYAGAIN) and waits until
-// every write it took for them is applied, copies each key to the target
-// group's leader (ASKING, RESTORE ... REPLACE ABSTTL: answered once the
-// target group has committed it), deletes it from the source through the
-// source's log, and when the source holds none of the slots' keys has
-// the map give them to the target (FinishMove). A mover that stops (its
-// node lost the source's leadership, the target did not answer) is
-// started again by the source's leader of the moment, from the map.
+// argument; in short, the map says the slots move (BeginMove); the
+// source group's leader keeps serving the keys it holds and sends the
+// clients of the others to the target (-ASK) once the mover has seen the
+// writes it took before the move applied (MoveSettled). The mover then
+// copies the keys a batch at a time: it marks them (CopyKeys: -TRYAGAIN
+// for them meanwhile), waits until every write taken for them is
+// applied, restores them on the target group's leader (ASKING, RESTORE
+// ... REPLACE ABSTTL: answered once the target group has committed it),
+// deletes them from the source through the source's log, waits for that
+// too, and lets them go (EndCopying): from then on they are the
+// target's. When the source holds none of a slot's keys and none can
+// come back, it has the map give the slots to the target (FinishMove). A
+// mover that stops (its node lost the source's leadership, the target
+// did not answer) is started again by the source's leader of the moment,
+// from the map.
 
 // moveBatch is how many keys a mover copies between two deletes.
 const moveBatch = 256
@@ -96,6 +102,9 @@ func (n *Node) move(grp *Group, mv moveRange) error {
 	if err := n.settle(grp, mv.from); err != nil {
 		return err
 	}
+	if err := n.srv.MoveSettled(mv.from, mv.First, mv.Last); err != nil {
+		return err
+	}
 	var target *redis.Client
 	defer func() {
 		if target != nil {
@@ -104,43 +113,10 @@ func (n *Node) move(grp *Group, mv moveRange) error {
 	}()
 	moved := 0
 	for s := mv.First; s <= mv.Last; s++ {
-		for {
-			select {
-			case <-n.parts.done:
-				return errors.New("the node is closing")
-			default:
-			}
-			keys, err := n.srv.SlotKeys(mv.from, s, moveBatch)
-			if err != nil {
-				return err
-			}
-			if len(keys) == 0 {
-				break
-			}
-			addr, err := n.leaderAddr(mv.to)
-			if err != nil {
-				return err
-			}
-			if target == nil || target.Options().Addr != addr {
-				if target != nil {
-					target.Close()
-				}
-				target = redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
-			}
-			if err := restoreAsking(target, keys); err != nil {
-				return err
-			}
-			names := make([]string, len(keys))
-			for i, k := range keys {
-				names[i] = k.Key
-			}
-			if err := n.srv.DeleteMoved(mv.from, names); err != nil {
-				return err
-			}
-			if err := n.settle(grp, mv.from); err != nil {
-				return err
-			}
-			moved += len(keys)
+		copied, err := n.moveSlot(grp, mv, s, &target)
+		moved += copied
+		if err != nil {
+			return err
 		}
 	}
 	op := slotmap.Op{Kind: slotmap.OpFinishMove, Ranges: []slotmap.Range{mv.Range}}
@@ -149,6 +125,68 @@ func (n *Node) move(grp *Group, mv moveRange) error {
 	}
 	n.logger.Info("moved slots", "slots", fmt.Sprintf("%d-%d", mv.First, mv.Last), "from", mv.from, "to", mv.to, "keys", moved)
 	return nil
+}
+
+// moveSlot copies the keys of slot, one of mv's, until the source
+// group, led here by grp, holds none and can get none back. It returns
+// how many it copied.
+func (n *Node) moveSlot(grp *Group, mv moveRange, slot int, target **redis.Client) (int, error) {
+	moved := 0
+	for {
+		select {
+		case <-n.parts.done:
+			return moved, errors.New("the node is closing")
+		default:
+		}
+		keys, empty, err := n.srv.CopyKeys(mv.from, slot, moveBatch)
+		switch {
+		case err != nil:
+			return moved, err
+		case empty:
+			return moved, nil
+		case len(keys) == 0:
+			// A write taken while a key was there is still in flight: it
+			// may bring one back.
+			err = n.settle(grp, mv.from)
+		default:
+			err = n.copyKeys(grp, mv, keys, target)
+			moved += len(keys)
+		}
+		if err != nil {
+			return moved, err
+		}
+	}
+}
+
+// copyKeys copies keys, which CopyKeys marked, from mv's source group,
+// led here by grp, to the target's leader (target: the client of the
+// last one), deletes them from the source, and lets them go.
+func (n *Node) copyKeys(grp *Group, mv moveRange, keys []string, target **redis.Client) error {
+	defer n.srv.EndCopying(mv.from, keys)
+	if err := n.settle(grp, mv.from); err != nil {
+		return err
+	}
+	payloads, err := n.srv.DumpKeys(mv.from, keys)
+	if err != nil {
+		return err
+	}
+	addr, err := n.leaderAddr(mv.to)
+	if err != nil {
+		return err
+	}
+	if *target == nil || (*target).Options().Addr != addr {
+		if *target != nil {
+			(*target).Close()
+		}
+		*target = redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+	}
+	if err := restoreAsking(*target, payloads); err != nil {
+		return err
+	}
+	if err := n.srv.DeleteMoved(mv.from, keys); err != nil {
+		return err
+	}
+	return n.settle(grp, mv.from)
 }
 
 // settle waits until every write the server took for group id is

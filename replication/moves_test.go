@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redstream/redstream/replication/slotmap"
 	"github.com/redstream/redstream/server"
 )
 
@@ -173,4 +174,90 @@ func TestMoveCarriesOnAfterTheSourceLeaderStops(t *testing.T) {
 			t.Errorf("GET k{%s}:%d after the move = %q, %v", tag, i, v, err)
 		}
 	}
+}
+
+// While a move copies the keys of its first slot, the source's leader
+// still serves a key of its second slot, not copied yet, and sends a
+// client of a key it does not hold to the target's leader with -ASK: the
+// slots stay available (the move used to answer -TRYAGAIN for all of
+// them until it ended).
+func TestMoveKeepsServingKeysNotYetCopied(t *testing.T) {
+	nodes := partitioned(t, 3)
+	waitBalanced(t, nodes, 3)
+	ctx := context.Background()
+	first, second := adjacentTags(t)
+	slot := server.KeySlot([]byte("{" + first + "}"))
+	source := preferred(nodes, 1)
+	c := redis.NewClient(&redis.Options{Addr: source.addr, Protocol: 2})
+	defer c.Close()
+	const keys = 3000
+	for base := 0; base < keys; base += 500 {
+		pipe := c.Pipeline()
+		for i := base; i < base+500; i++ {
+			pipe.Set(ctx, fmt.Sprintf("k{%s}:%d", first, i), i, 0)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held, absent := "held{"+second+"}", "absent{"+second+"}"
+	if err := c.Set(ctx, held, "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- source.node.MoveSlots(slot, slot+1, 2, 60*time.Second) }()
+	ask := fmt.Sprintf("ASK %d %s", slot+1, preferred(nodes, 2).addr)
+	asked, servedAfter := false, false
+	for !servedAfter {
+		select {
+		case err := <-done:
+			t.Fatalf("the move ended (%v) before the source served %s after answering -ASK for %s", err, held, absent)
+		default:
+		}
+		err := c.Get(ctx, absent).Err()
+		switch {
+		case err != nil && err.Error() == ask:
+			asked = true
+		case err != nil && err != redis.Nil && !strings.HasPrefix(err.Error(), "TRYAGAIN"):
+			t.Fatalf("GET %s during the move: %v", absent, err)
+		}
+		v, err := c.Get(ctx, held).Result()
+		switch {
+		case err == nil && v == "v":
+			servedAfter = asked
+		case err == nil || !strings.HasPrefix(err.Error(), "TRYAGAIN"):
+			t.Fatalf("GET %s during the move: %q, %v", held, v, err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("MoveSlots: %v", err)
+	}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{source.addr}})
+	defer cc.Close()
+	if v, err := cc.Get(ctx, held).Result(); err != nil || v != "v" {
+		t.Fatalf("GET %s after the move: %q, %v", held, v, err)
+	}
+}
+
+// adjacentTags are two hash tags of group 1's slots (of 3 groups) whose
+// slots are consecutive.
+func adjacentTags(t *testing.T) (first, second string) {
+	t.Helper()
+	bySlot := map[int]string{}
+	for i := 0; i < 100000; i++ {
+		tag := fmt.Sprint("t", i)
+		s := server.KeySlot([]byte(tag))
+		if s >= slotmap.NumSlots/3-1 {
+			continue
+		}
+		bySlot[s] = tag
+		if other, ok := bySlot[s-1]; ok {
+			return other, tag
+		}
+		if other, ok := bySlot[s+1]; ok {
+			return tag, other
+		}
+	}
+	t.Fatal("no two tags of consecutive slots")
+	return "", ""
 }

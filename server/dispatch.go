@@ -131,9 +131,9 @@ func (c *Client) dispatch(argv [][]byte) {
 		if c.asking && cmd.Name != "asking" {
 			c.asking = false // ASKING is for one command
 			if slot >= 0 {
-				// Only a mover sends ASKING (no -ASK is ever answered):
-				// a command meant for the target must never reach the
-				// source, which may be hosted here too.
+				// A client after -ASK, or a mover: a command meant for
+				// the target must never reach the source, which may be
+				// hosted here too (moves.go).
 				if g = s.movingTo(slot); g == nil {
 					c.reject(errNotMovingHere)
 					cmd.stat.rejected++

@@ -42,6 +42,7 @@ type clusterGroup struct {
 	cl   Cluster
 	db   int      // the database its state is (ApplyEntryAt's base)
 	prop proposer // guarded by shard.mu
+	out  moveOut  // its slots moving away (moves.go), guarded by shard.mu
 }
 
 // firstGroup is the group SetCluster installs: the one group of a
@@ -134,6 +135,7 @@ func (s *Server) MapSlots(owners, targets []uint16, remote func(id uint16) Clust
 			s.slotTarget[slot] = cmp.Or(hosted, far)
 		}
 	}
+	s.noteMoves()
 	s.redirectMovedWaiters()
 	return nil
 }
@@ -142,7 +144,9 @@ func (s *Server) MapSlots(owners, targets []uint16, remote func(id uint16) Clust
 // now belongs to another group than the one whose database it waits in:
 // -MOVED to the slot's group leader (this node, if it leads it: the
 // client blocks again there), as Redis answers the clients blocked on a
-// slot that moved away. Lock should be held.
+// slot that moved away. While the slot moves, those blocked in the source
+// on keys it still holds stay, and so do those blocked after ASKING in
+// the target; the others get -TRYAGAIN (moves.go). Lock should be held.
 func (s *Server) redirectMovedWaiters() {
 	for _, c := range s.clients {
 		b := c.blocked
@@ -151,7 +155,11 @@ func (s *Server) redirectMovedWaiters() {
 		}
 		slot := KeySlot([]byte(b.keys[0]))
 		g := s.slotGroup[slot]
-		moving := g != nil && s.moving(slot, g)
+		if t := s.movingTo(slot); t != nil && t.db+c.db == b.db {
+			continue // blocked after ASKING, in the group the slot moves to
+		}
+		moving := g != nil && s.moving(slot, g) &&
+			!(g.cl.Leading() && s.verdict(g, slot, b.cmd, b.argv, s.shard.dbs[b.db]) == serveHere)
 		if g != nil && g.db+c.db == b.db && !moving {
 			continue
 		}

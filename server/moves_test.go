@@ -1,8 +1,11 @@
 package server
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // DeleteMoved's deletes reach the group's log: Settled is false until
@@ -68,5 +71,245 @@ func TestOwnWritesOfANodeWithoutClients(t *testing.T) {
 	}
 	if got := lc.commit(t); got != `["DEL" "k"]` {
 		t.Fatalf("committed %s", got)
+	}
+}
+
+// movingSlot is a node leading group 1 (database 0, lc) and group 2
+// (database 2, lc2), where key's slot belongs to group 1 and holds the
+// what the writes run (committed through lc) when it begins moving to
+// group 2.
+func movingSlot(t *testing.T, key string, writes ...[]string) (s *Server, lc, lc2 *logCluster, slot int) {
+	t.Helper()
+	s, lc = newLogCluster(t)
+	lc2 = lc.another(2)
+	if err := s.HostGroup(2, 2, lc2); err != nil {
+		t.Fatal(err)
+	}
+	slot = KeySlot([]byte(key))
+	owners, targets := make([]uint16, numSlots), make([]uint16, numSlots)
+	for i := range owners {
+		owners[i] = 1
+	}
+	if err := s.MapSlots(owners, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	a := connect(t, s)
+	for _, w := range writes {
+		a.write(w...)
+		lc.commit(t)
+		if got := a.readReply(); strings.HasPrefix(got, "-") {
+			t.Fatalf("%q = %q", w, got)
+		}
+	}
+	targets[slot] = 2
+	if err := s.MapSlots(owners, targets, nil); err != nil {
+		t.Fatal(err)
+	}
+	return s, lc, lc2, slot
+}
+
+// While a slot moves, its source's leader serves the keys it holds and
+// answers -ASK for the others, once the mover has said the writes taken
+// before the move are applied (TRYAGAIN before); a command with keys on
+// both sides gets -TRYAGAIN; after ASKING the target group runs the
+// command in its own database.
+func TestMovingSlotServesItsKeysAndAsksForOthers(t *testing.T) {
+	s, lc, lc2, slot := movingSlot(t, "{m}", []string{"SET", "{m}a", "v"})
+	a := connect(t, s)
+	if got := a.do("GET", "{m}b"); !strings.HasPrefix(got, "-TRYAGAIN") {
+		t.Fatalf("GET {m}b before the writes before the move settled = %q, want -TRYAGAIN", got)
+	}
+	if err := s.MoveSettled(1, slot, slot); err != nil {
+		t.Fatal(err)
+	}
+	ask := fmt.Sprintf("-ASK %d %s\r\n", slot, nodeA.Addr)
+	if got := a.do("GET", "{m}b"); got != ask {
+		t.Fatalf("GET {m}b, not in the source = %q, want %q", got, ask)
+	}
+	if got := a.do("GET", "{m}a"); got != "$1\r\nv\r\n" {
+		t.Fatalf("GET {m}a, in the source = %q", got)
+	}
+	a.write("APPEND", "{m}a", "w")
+	if got := lc.commit(t); got != `["APPEND" "{m}a" "w"]` {
+		t.Fatalf("group 1 committed %s", got)
+	}
+	if got := a.readReply(); got != ":2\r\n" {
+		t.Fatalf("APPEND {m}a = %q", got)
+	}
+	if got := a.do("MSET", "{m}a", "1", "{m}b", "2"); !strings.HasPrefix(got, "-TRYAGAIN") {
+		t.Fatalf("MSET of a key held and one not = %q, want -TRYAGAIN", got)
+	}
+	a.do("ASKING")
+	a.write("SET", "{m}b", "x")
+	if got := lc2.commit(t); got != `["SET" "{m}b" "x"]` {
+		t.Fatalf("group 2 committed %s", got)
+	}
+	if got := a.readReply(); got != "+OK\r\n" {
+		t.Fatalf("ASKING SET {m}b = %q", got)
+	}
+	if got := a.do("GET", "{m}b"); got != ask {
+		t.Errorf("GET {m}b without ASKING = %q, want %q: the source still owns the slot", got, ask)
+	}
+	if got, want := dump(s), "db0 \"{m}a\" exp=0 string \"vw\"\ndb2 \"{m}b\" exp=0 string \"x\"\n"; got != want {
+		t.Errorf("keyspace:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// The source answers -TRYAGAIN, not -ASK, for a key it does not hold
+// while a write of the slot it took is in flight: here a SET taken while
+// the key was still there, behind the DEL that removed it. Sending the
+// client to the target then would create the key there, and the SET
+// would create it again in the source. Applied or failed, the write no
+// longer counts.
+func TestNoAskWhileAWriteOfTheSlotIsInFlight(t *testing.T) {
+	s, lc, _, slot := movingSlot(t, "{m}", []string{"SET", "{m}a", "v"}, []string{"SET", "{m}c", "v"})
+	if err := s.MoveSettled(1, slot, slot); err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := connect(t, s), connect(t, s), connect(t, s)
+	lc.failLeft(t)
+	ask := fmt.Sprintf("-ASK %d %s\r\n", slot, nodeA.Addr)
+	for _, end := range []string{"applied", "failed"} {
+		key := map[string]string{"applied": "{m}a", "failed": "{m}c"}[end]
+		a.write("DEL", key)
+		del := lc.next(t)
+		b.write("SET", key, "again")
+		set := lc.next(t)
+		if err := s.ApplyEntryAt(0, del.data); err != nil {
+			t.Fatal(err)
+		}
+		del.done <- nil
+		if got := a.readReply(); got != ":1\r\n" {
+			t.Fatalf("DEL %s = %q", key, got)
+		}
+		if got := c.do("EXISTS", key); !strings.HasPrefix(got, "-TRYAGAIN") {
+			t.Fatalf("EXISTS %s, deleted, with a SET of it in flight = %q, want -TRYAGAIN", key, got)
+		}
+		if end == "applied" {
+			if err := s.ApplyEntryAt(0, set.data); err != nil {
+				t.Fatal(err)
+			}
+			set.done <- nil
+			if got := b.readReply(); got != "+OK\r\n" {
+				t.Fatalf("SET %s = %q", key, got)
+			}
+			if got := c.do("GET", key); got != "$5\r\nagain\r\n" {
+				t.Fatalf("GET %s after the SET applied = %q", key, got)
+			}
+			continue
+		}
+		set.done <- ErrNotProposed
+		if got := b.readReply(); !strings.HasPrefix(got, "-CLUSTERDOWN") {
+			t.Fatalf("SET %s, never proposed = %q", key, got)
+		}
+		if got := c.do("EXISTS", key); got != ask {
+			t.Fatalf("EXISTS %s once the SET failed = %q, want %q", key, got, ask)
+		}
+	}
+}
+
+// The keys the mover copies answer -TRYAGAIN until it lets them go, and
+// so do the clients blocked on them; a client blocked on a key the
+// source holds stays blocked when the move begins. CopyKeys reports the
+// slot empty once the source holds none of its keys.
+func TestCopiedKeysAnswerTryAgain(t *testing.T) {
+	s, lc, _, slot := movingSlot(t, "{m}", []string{"SET", "{m}a", "v"}, []string{"XADD", "{m}s", "1-1", "f", "v"})
+	a, b := connect(t, s), connect(t, s)
+	lc.failLeft(t)
+	if err := s.MoveSettled(1, slot, slot); err != nil {
+		t.Fatal(err)
+	}
+	b.write("XREAD", "BLOCK", "0", "STREAMS", "{m}s", "$")
+	waitBlocked(t, s, 1)
+	owners, targets := make([]uint16, numSlots), make([]uint16, numSlots)
+	for i := range owners {
+		owners[i] = 1
+	}
+	targets[slot] = 2
+	if err := s.MapSlots(owners, targets, nil); err != nil { // the map changes, the move goes on
+		t.Fatal(err)
+	}
+	waitBlocked(t, s, 1)
+	keys, empty, err := s.CopyKeys(1, slot, 10)
+	if err != nil || empty || len(keys) != 2 {
+		t.Fatalf("CopyKeys = %q, %v, %v; want the 2 keys", keys, empty, err)
+	}
+	b.conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // a failure is a reply that never comes
+	if got := b.readReply(); !strings.HasPrefix(got, "-TRYAGAIN") {
+		t.Fatalf("XREAD BLOCK on a key being copied = %q, want -TRYAGAIN", got)
+	}
+	if got := a.do("GET", "{m}a"); !strings.HasPrefix(got, "-TRYAGAIN") {
+		t.Fatalf("GET of a key being copied = %q, want -TRYAGAIN", got)
+	}
+	if err := s.DeleteMoved(1, keys); err != nil {
+		t.Fatal(err)
+	}
+	lc.commit(t)
+	s.EndCopying(1, keys)
+	if got, want := a.do("GET", "{m}a"), fmt.Sprintf("-ASK %d %s\r\n", slot, nodeA.Addr); got != want {
+		t.Fatalf("GET of a key moved = %q, want %q", got, want)
+	}
+	if keys, empty, err := s.CopyKeys(1, slot, 10); err != nil || !empty || len(keys) != 0 {
+		t.Fatalf("CopyKeys of the emptied slot = %q, %v, %v; want it empty", keys, empty, err)
+	}
+	if _, _, err := s.CopyKeys(1, slot+1, 10); err == nil {
+		t.Fatal("CopyKeys of a slot that is not moving: no error")
+	}
+}
+
+// A client blocked after ASKING in the group a slot moves to stays
+// blocked while the map changes, and a push there (after ASKING too)
+// serves it through that group's log.
+func TestBlockedAfterAskingStaysInTheTarget(t *testing.T) {
+	s, _, lc2, slot := movingSlot(t, "{m}")
+	a, b := connect(t, s), connect(t, s)
+	a.do("ASKING")
+	a.write("BLPOP", "{m}q", "0")
+	lc2.commit(t) // finds nothing: the client blocks in group 2
+	waitBlocked(t, s, 1)
+	owners, targets := make([]uint16, numSlots), make([]uint16, numSlots)
+	for i := range owners {
+		owners[i] = 1
+	}
+	targets[slot] = 2
+	if err := s.MapSlots(owners, targets, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.do("ASKING")
+	b.write("LPUSH", "{m}q", "x")
+	if got := lc2.commit(t); got != `["LPUSH" "{m}q" "x"]` {
+		t.Fatalf("group 2 committed %s", got)
+	}
+	if got := b.readReply(); got != ":1\r\n" {
+		t.Fatalf("LPUSH = %q", got)
+	}
+	if got := lc2.commit(t); got != `["BLPOP" "{m}q" "0"]` {
+		t.Fatalf("group 2 committed %s, want the blocked client's re-try", got)
+	}
+	a.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if got := a.readReply(); got != "*2\r\n$4\r\n{m}q\r\n$1\r\nx\r\n" {
+		t.Fatalf("blocked BLPOP = %q", got)
+	}
+}
+
+// A pipelined write of a moving slot behind a write still in the log is
+// answered after it, -ASK included: it waits like a refusal.
+func TestAskBehindProposalsKeepsOrder(t *testing.T) {
+	s, lc, _, slot := movingSlot(t, "{m}", []string{"SET", "{m}a", "v"})
+	if err := s.MoveSettled(1, slot, slot); err != nil {
+		t.Fatal(err)
+	}
+	a := connect(t, s)
+	if _, err := a.conn.Write([]byte("*3\r\n$6\r\nAPPEND\r\n$4\r\n{m}a\r\n$1\r\nw\r\n*3\r\n$3\r\nSET\r\n$4\r\n{m}b\r\n$1\r\nx\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := lc.commit(t); got != `["APPEND" "{m}a" "w"]` {
+		t.Fatalf("committed %s", got)
+	}
+	if got := a.readReply(); got != ":2\r\n" {
+		t.Fatalf("first reply %q, want APPEND's :2", got)
+	}
+	if got, want := a.readReply(), fmt.Sprintf("-ASK %d %s\r\n", slot, nodeA.Addr); got != want {
+		t.Fatalf("second reply %q, want SET's %q", got, want)
 	}
 }

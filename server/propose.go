@@ -55,6 +55,9 @@ type proposal struct {
 	// uncounted: applied without counting a call in INFO, as a record
 	// nobody here waits on is (a fanned-out command counts once).
 	uncounted bool
+	// movingSlot is 1 + the slot of a write counted in its group's
+	// moveOut.inflight (moves.go), 0 for any other.
+	movingSlot int32
 }
 
 // pendingRead is a read waiting for its pass's leadership check.
@@ -62,6 +65,7 @@ type pendingRead struct {
 	c      *Client
 	argv   [][]byte
 	silent bool // CLIENT REPLY OFF/SKIP: run, but write no reply
+	ask    int  // 1 + the slot of a command to answer -ASK once confirmed (moves.go); 0: a read
 }
 
 // proposer is the server's share of cluster mode. Guarded by shard.mu.
@@ -124,8 +128,18 @@ func (c *Client) routeInCluster(cmd *Command, argv [][]byte, g *clusterGroup, sl
 		return true
 	}
 	if g.cl.Leading() && s.moving(slot, g) {
-		c.reject(errSlotMoving)
-		return true
+		switch s.verdict(g, slot, cmd, argv, s.shard.dbs[g.db+c.db]) {
+		case tryAgain:
+			c.reject(errSlotMoving)
+			return true
+		case askTarget:
+			// Answered once a majority confirms this node leads g: a
+			// deposed leader's keyspace may lack keys of the slot.
+			g.prop.reads = append(g.prop.reads, pendingRead{c: c, argv: cloneArgv(argv), ask: slot + 1})
+			c.awaiting++
+			c.awaitingOther++
+			return true
+		}
 	}
 	if !g.cl.Leading() {
 		switch {
@@ -262,12 +276,20 @@ func (s *Server) readRedirect(g *clusterGroup, c *Client, argv [][]byte) string 
 // redirect is the error that sends a client to the leader of g, the
 // group of slot.
 func (s *Server) redirect(g *clusterGroup, slot int) string {
-	for _, m := range g.cl.Members() {
-		if m.Leader {
-			return "MOVED " + strconv.Itoa(slot) + " " + m.Addr
-		}
+	if addr := leaderAddr(g); addr != "" {
+		return "MOVED " + strconv.Itoa(slot) + " " + addr
 	}
 	return errClusterDown
+}
+
+// leaderAddr is the client address of g's leader, "" if none is known.
+func leaderAddr(g *clusterGroup) string {
+	for _, m := range g.cl.Members() {
+		if m.Leader {
+			return m.Addr
+		}
+	}
+	return ""
 }
 
 // slotRedirect is the error for a slot whose group this node does not
@@ -300,7 +322,9 @@ func (c *Client) proposable(argv [][]byte) bool {
 		return false
 	}
 	g := s.groupOfSlot(slot)
-	return g != nil && g == c.proposingTo && g.cl.Leading()
+	// A write of a slot moving away may be answered -ASK or -TRYAGAIN
+	// (moves.go): it waits like a refusal.
+	return g != nil && g == c.proposingTo && g.cl.Leading() && !s.moving(slot, g)
 }
 
 // propose queues argv, at time now, as a record of g's entry of the pass,
@@ -309,6 +333,7 @@ func (s *Server) propose(g *clusterGroup, c *Client, argv [][]byte, now int64, w
 	p := &g.prop
 	p.recs = append(p.recs, Record{Time: now, DB: c.db, Argv: cloneArgv(argv)})
 	p.owners = append(p.owners, proposal{c: c, proto: c.out.Proto, waiter: waiter})
+	s.countMoving(g, argv, &p.owners[len(p.owners)-1])
 	if waiter {
 		c.blocked.inflight = true
 	} else {
@@ -479,9 +504,12 @@ func (s *Server) verifyThenRead(g *clusterGroup, reads []pendingRead) {
 			continue
 		}
 		mark := c.out.Mark()
-		if err != nil {
+		switch {
+		case err != nil:
 			c.out.Error(s.readRedirect(g, c, r.argv))
-		} else {
+		case r.ask > 0:
+			c.out.Error(s.askConfirmed(g, c, r.ask-1, r.argv))
+		default:
 			cmd, _ := s.lookupCommand(r.argv)
 			start := time.Now()
 			x := c.newCtx(cmd, r.argv, start)

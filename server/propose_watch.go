@@ -174,6 +174,7 @@ func (s *Server) takeInflight(g *clusterGroup, seq uint64) (owners []proposal, o
 	p := &g.prop
 	owners, ok = p.inflight[seq]
 	delete(p.inflight, seq)
+	g.uncountMoving(owners)
 	if len(p.held) > 0 && len(p.inflight) == 0 {
 		s.loop.wake()
 	}

@@ -204,7 +204,9 @@ func classify(err error) (outcome, string) {
 		return failed, "dial"
 	}
 	msg := err.Error()
-	// TRYAGAIN: a moving slot's commands are refused before the log.
+	// TRYAGAIN: a command of a moving slot the source cannot place yet (a
+	// key being copied) is refused before the log; ASK: one of a key the
+	// source no longer holds.
 	for _, prefix := range []string{"MOVED", "ASK", "CLUSTERDOWN", "READONLY", "TRYAGAIN"} {
 		if strings.HasPrefix(msg, prefix+" ") {
 			return failed, prefix

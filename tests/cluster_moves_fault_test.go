@@ -199,7 +199,8 @@ func moveSlotAsync(n *ClusterNode, slot, group int) <-chan error {
 }
 
 // waitMoving polls src, leading the source group, with EXISTS key until
-// it answers -TRYAGAIN (the move has begun: true) or -MOVED (it is over:
+// it answers -TRYAGAIN or -ASK (the move has begun: the key is being
+// copied, or has been, or is not there: true) or -MOVED (it is over:
 // false).
 func (mv *moveState) waitMoving(t *testing.T, src *ClusterNode, key string) bool {
 	t.Helper()
@@ -214,7 +215,7 @@ func (mv *moveState) waitMoving(t *testing.T, src *ClusterNode, key string) bool
 		switch {
 		case err != nil:
 			t.Fatalf("EXISTS %s on %s: %v", key, src.Name, err)
-		case r.Type == '-' && strings.HasPrefix(r.Str, "TRYAGAIN"):
+		case r.Type == '-' && (strings.HasPrefix(r.Str, "TRYAGAIN") || strings.HasPrefix(r.Str, "ASK ")):
 			return true
 		case r.Type == '-' && strings.HasPrefix(r.Str, "MOVED"):
 			return false
@@ -326,7 +327,7 @@ func (mv *moveState) verify(t *testing.T, what string, start time.Time, before [
 		t.Fatalf("%s: %s\n%s", what, report, c.describe())
 	}
 	if n := report.Reasons["TRYAGAIN"]; n == 0 {
-		t.Logf("%s: no write met the moving slot (no TRYAGAIN)", what)
+		t.Logf("%s: no write met a key being copied (no TRYAGAIN)", what)
 	}
 	// Keys per slot: the checker's non-empty ones, and the padding.
 	perSlot := map[int]int{}
