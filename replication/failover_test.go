@@ -150,3 +150,25 @@ func TestLeaderShowsAnUnreachableFollower(t *testing.T) {
 		}
 	}
 }
+
+// Leading holds only in the term whose Barrier set it: a node that lost
+// the lead and won it back before watchLeadership caught up is leader in
+// a later term, whose earlier entries (another leader's writes) may not
+// be applied yet, and it must serve nothing until its own Barrier. Here
+// the flag is made to belong to the term before.
+func TestLeadingHoldsForTheTermOfItsBarrier(t *testing.T) {
+	nodes := startGroup(t)
+	g := leaderOf(t, nodes).node.main
+	term := g.leadTerm.Load()
+	if term == 0 || term != g.raft.CurrentTerm() {
+		t.Fatalf("leading in term %d with the Barrier's term %d", g.raft.CurrentTerm(), term)
+	}
+	g.leadTerm.Store(term - 1)
+	if g.Leading() {
+		t.Error("Leading with the flag of an earlier term")
+	}
+	g.leadTerm.Store(term)
+	if !g.Leading() {
+		t.Error("not Leading in the Barrier's term")
+	}
+}

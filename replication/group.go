@@ -47,6 +47,11 @@ type Group struct {
 	trans raft.Transport
 
 	leading atomic.Bool // leader, and every earlier term's entry applied (Barrier)
+	// leadTerm is the term whose Barrier set leading: leading holds only
+	// while the term is still that one (Leading). A node that lost and won
+	// again before watchLeadership caught up is leader in a later term
+	// whose earlier entries (another leader's) may not be applied yet.
+	leadTerm atomic.Uint64
 	// unheard holds, for each follower the leader's heartbeats fail to
 	// reach, when it last answered (INFO replication's lag).
 	unheardMu sync.Mutex
@@ -169,11 +174,13 @@ func (g *Group) watchLeadership() {
 				g.setLeading(false)
 				continue
 			}
+			term := g.raft.CurrentTerm()
 			if err := g.raft.Barrier(0).Error(); err != nil {
 				g.logger.Warn("new leader could not apply its log; not serving", "err", err)
 				continue
 			}
-			if g.raft.State() == raft.Leader {
+			if g.raft.State() == raft.Leader && g.raft.CurrentTerm() == term {
+				g.leadTerm.Store(term)
 				g.setLeading(true)
 			}
 		}
@@ -265,7 +272,7 @@ func (g *Group) ID() uint16 { return g.id }
 // Leading reports whether this node leads the group and has applied every
 // entry committed before its term.
 func (g *Group) Leading() bool {
-	return g.leading.Load() && g.raft.State() == raft.Leader
+	return g.leading.Load() && g.raft.State() == raft.Leader && g.raft.CurrentTerm() == g.leadTerm.Load()
 }
 
 // Members are the voters of the group's latest configuration, sorted by
