@@ -86,13 +86,7 @@ func movingSlot(t *testing.T, key string, writes ...[]string) (s *Server, lc, lc
 		t.Fatal(err)
 	}
 	slot = KeySlot([]byte(key))
-	owners, targets := make([]uint16, numSlots), make([]uint16, numSlots)
-	for i := range owners {
-		owners[i] = 1
-	}
-	if err := s.MapSlots(owners, nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	mapMove(t, s, slot, false)
 	a := connect(t, s)
 	for _, w := range writes {
 		a.write(w...)
@@ -101,11 +95,24 @@ func movingSlot(t *testing.T, key string, writes ...[]string) (s *Server, lc, lc
 			t.Fatalf("%q = %q", w, got)
 		}
 	}
-	targets[slot] = 2
+	mapMove(t, s, slot, true)
+	return s, lc, lc2, slot
+}
+
+// mapMove gives s the map of movingSlot: every slot group 1's, slot
+// moving to group 2 if moving.
+func mapMove(t *testing.T, s *Server, slot int, moving bool) {
+	t.Helper()
+	owners, targets := make([]uint16, numSlots), make([]uint16, numSlots)
+	for i := range owners {
+		owners[i] = 1
+	}
+	if moving {
+		targets[slot] = 2
+	}
 	if err := s.MapSlots(owners, targets, nil); err != nil {
 		t.Fatal(err)
 	}
-	return s, lc, lc2, slot
 }
 
 // While a slot moves, its source's leader serves the keys it holds and
@@ -221,14 +228,7 @@ func TestCopiedKeysAnswerTryAgain(t *testing.T) {
 	}
 	b.write("XREAD", "BLOCK", "0", "STREAMS", "{m}s", "$")
 	waitBlocked(t, s, 1)
-	owners, targets := make([]uint16, numSlots), make([]uint16, numSlots)
-	for i := range owners {
-		owners[i] = 1
-	}
-	targets[slot] = 2
-	if err := s.MapSlots(owners, targets, nil); err != nil { // the map changes, the move goes on
-		t.Fatal(err)
-	}
+	mapMove(t, s, slot, true) // the map changes, the move goes on
 	waitBlocked(t, s, 1)
 	keys, empty, err := s.CopyKeys(1, slot, 10)
 	if err != nil || empty || len(keys) != 2 {
@@ -267,14 +267,7 @@ func TestBlockedAfterAskingStaysInTheTarget(t *testing.T) {
 	a.write("BLPOP", "{m}q", "0")
 	lc2.commit(t) // finds nothing: the client blocks in group 2
 	waitBlocked(t, s, 1)
-	owners, targets := make([]uint16, numSlots), make([]uint16, numSlots)
-	for i := range owners {
-		owners[i] = 1
-	}
-	targets[slot] = 2
-	if err := s.MapSlots(owners, targets, nil); err != nil {
-		t.Fatal(err)
-	}
+	mapMove(t, s, slot, true)
 	b.do("ASKING")
 	b.write("LPUSH", "{m}q", "x")
 	if got := lc2.commit(t); got != `["LPUSH" "{m}q" "x"]` {
