@@ -20,7 +20,10 @@ import (
 //   - A command with some keys in A and some not, or with a key the
 //     mover is copying, gets -TRYAGAIN (cluster clients retry by
 //     themselves), as Redis answers a multi-key command during a
-//     migration.
+//     migration. A read that waited for the leadership check, and a
+//     watched EXEC that waited for the writes in flight, are decided
+//     again when their turn comes: the mover may have taken their keys
+//     meanwhile.
 //   - The mover copies a batch of keys at a time: it marks them copying
 //     (CopyKeys; their blocked clients get -TRYAGAIN), waits until every
 //     write A took for them is applied, sends their DUMP payloads to B's
@@ -55,8 +58,11 @@ import (
 // the moment: a new leader settles again before it answers -ASK, and
 // copies again (RESTORE ... REPLACE) what A still holds.
 //
-// A transaction (EXEC) of a moving slot is answered -TRYAGAIN: its keys
-// are only known command by command.
+// A transaction (EXEC) of a moving slot runs in A when every key of
+// every command of it is there (its writes are counted in flight like any
+// other), and is answered -TRYAGAIN otherwise: Redis answers -ASK only
+// for one whose keys are all missing, which a client replays after
+// ASKING as a whole transaction; that is not built.
 
 // errSlotMoving answers a command of a moving slot the source group can
 // neither serve nor send on yet.
@@ -159,6 +165,50 @@ func (s *Server) countMoving(g *clusterGroup, argv [][]byte, o *proposal) {
 		}
 		g.out.inflight[slot]++
 		o.movingSlot = int32(slot) + 1
+	}
+}
+
+// txServedHere reports whether the transaction c queued may run in g,
+// led here: its slot is not moving away, or every command of it is the
+// source's to serve. Lock should be held.
+func (s *Server) txServedHere(g *clusterGroup, c *Client) bool {
+	slot := c.multi.slot - 1
+	if !s.moving(slot, g) {
+		return true
+	}
+	db := s.shard.dbs[g.db+c.db]
+	for _, q := range c.multi.cmds {
+		if s.verdict(g, slot, q.cmd, q.argv, db) != serveHere {
+			return false
+		}
+	}
+	return true
+}
+
+// readServedHere reports whether a read of g (argv, or the transaction of
+// reads c queued for EXEC) that waited for the leadership check may still
+// run here: a move may have copied its keys away meanwhile. Lock should
+// be held.
+func (s *Server) readServedHere(g *clusterGroup, c *Client, argv [][]byte) bool {
+	if !g.out.active {
+		return true
+	}
+	if c.multi != nil {
+		return s.txServedHere(g, c)
+	}
+	cmd, _ := s.lookupCommand(argv)
+	if cmd == nil {
+		return true
+	}
+	slot, ok := commandSlot(cmd, argv, -1)
+	return !ok || !s.moving(slot, g) || s.verdict(g, slot, cmd, argv, s.shard.dbs[g.db+c.db]) == serveHere
+}
+
+// countMovingTx counts the records of a transaction proposed to g, as
+// countMoving counts one write. Lock should be held.
+func (s *Server) countMovingTx(g *clusterGroup, recs []Record, owners []proposal) {
+	for i := range owners {
+		s.countMoving(g, recs[i].Argv, &owners[i])
 	}
 }
 

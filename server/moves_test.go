@@ -306,3 +306,114 @@ func TestAskBehindProposalsKeepsOrder(t *testing.T) {
 		t.Fatalf("second reply %q, want SET's %q", got, want)
 	}
 }
+
+// A transaction of a moving slot runs in the source when all its keys
+// are there, and its writes count as in flight: a transaction that sets a
+// key behind the DEL that removed it keeps the source from answering
+// -ASK for that key until it is applied. One with a key not there gets
+// -TRYAGAIN.
+func TestTransactionOfAMovingSlot(t *testing.T) {
+	s, lc, _, slot := movingSlot(t, "{m}", []string{"SET", "{m}a", "v"})
+	if err := s.MoveSettled(1, slot, slot); err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := connect(t, s), connect(t, s), connect(t, s)
+	lc.failLeft(t)
+	b.do("MULTI")
+	b.do("SET", "{m}b", "x")
+	if got := b.do("EXEC"); !strings.HasPrefix(got, "-TRYAGAIN") {
+		t.Fatalf("EXEC with a key not in the source = %q, want -TRYAGAIN", got)
+	}
+	a.write("DEL", "{m}a")
+	del := lc.next(t)
+	b.do("MULTI")
+	b.do("SET", "{m}a", "again")
+	b.write("EXEC")
+	tx := lc.next(t)
+	if err := s.ApplyEntryAt(0, del.data); err != nil {
+		t.Fatal(err)
+	}
+	del.done <- nil
+	a.readReply()
+	if got := c.do("EXISTS", "{m}a"); !strings.HasPrefix(got, "-TRYAGAIN") {
+		t.Fatalf("EXISTS {m}a, deleted, with a transaction setting it in flight = %q, want -TRYAGAIN", got)
+	}
+	if err := s.ApplyEntryAt(0, tx.data); err != nil {
+		t.Fatal(err)
+	}
+	tx.done <- nil
+	if got := b.readReply(); got != "*1\r\n+OK\r\n" {
+		t.Fatalf("EXEC = %q", got)
+	}
+	if got := c.do("GET", "{m}a"); got != "$5\r\nagain\r\n" {
+		t.Fatalf("GET {m}a after the transaction = %q", got)
+	}
+}
+
+// A read that waited for the leadership check while the mover copied and
+// deleted its key is answered -TRYAGAIN, not from a keyspace that no
+// longer holds the key (nil, though the target group has it).
+func TestReadOfAKeyMovedWhileItWaitedIsRefused(t *testing.T) {
+	s, lc, _, slot := movingSlot(t, "{m}", []string{"SET", "{m}a", "v"})
+	if err := s.MoveSettled(1, slot, slot); err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	lc.set(func() {
+		lc.verify = func() error {
+			entered <- struct{}{}
+			<-release
+			return nil
+		}
+	})
+	a := connect(t, s)
+	a.write("GET", "{m}a")
+	<-entered
+	keys, _, err := s.CopyKeys(1, slot, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteMoved(1, keys); err != nil {
+		t.Fatal(err)
+	}
+	lc.commit(t)
+	s.EndCopying(1, keys)
+	close(release)
+	if got := a.readReply(); !strings.HasPrefix(got, "-TRYAGAIN") {
+		t.Fatalf("GET of a key moved while the read waited = %q, want -TRYAGAIN", got)
+	}
+}
+
+// A watched EXEC held until the writes in flight are applied is decided
+// again then: its key is being copied by now, so it gets -TRYAGAIN.
+func TestHeldExecOfAKeyBeingCopied(t *testing.T) {
+	s, lc, _, slot := movingSlot(t, "{m}", []string{"SET", "{m}a", "v"}, []string{"SET", "{m}c", "v"})
+	if err := s.MoveSettled(1, slot, slot); err != nil {
+		t.Fatal(err)
+	}
+	a, b := connect(t, s), connect(t, s)
+	lc.failLeft(t)
+	b.do("WATCH", "{m}a")
+	a.write("APPEND", "{m}c", "w")
+	set := lc.next(t)
+	b.do("MULTI")
+	b.do("SET", "{m}a", "z")
+	b.write("EXEC") // held: a write of its group is in flight
+	waitFor(t, func() bool {
+		s.shard.mu.Lock()
+		defer s.shard.mu.Unlock()
+		return len(s.groupByID(1).prop.held) == 1
+	})
+	if _, _, err := s.CopyKeys(1, slot, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ApplyEntryAt(0, set.data); err != nil {
+		t.Fatal(err)
+	}
+	set.done <- nil
+	a.readReply()
+	b.conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // proposed instead, it would wait for a commit that never comes
+	if got := b.readReply(); !strings.HasPrefix(got, "-TRYAGAIN") {
+		t.Fatalf("held EXEC of a key being copied = %q, want -TRYAGAIN", got)
+	}
+}

@@ -192,7 +192,7 @@ func (c *Client) proposeExec(start time.Time) bool {
 		return true
 	}
 	leading := g.cl.Leading()
-	if leading && s.moving(tx.slot-1, g) {
+	if leading && !s.txServedHere(g, c) {
 		c.multi = nil
 		s.unwatchAll(c)
 		c.reject(errSlotMoving)
@@ -220,6 +220,7 @@ func (c *Client) proposeExec(start time.Time) bool {
 	c.multi = nil
 	s.countExec()
 	recs, owners := txProposals(c, tx, s.shard.nowFrom(start))
+	s.countMovingTx(g, recs, owners)
 	p := &g.prop
 	p.recs = append(p.recs, recs...)
 	p.owners = append(p.owners, owners...)
@@ -509,6 +510,12 @@ func (s *Server) verifyThenRead(g *clusterGroup, reads []pendingRead) {
 			c.out.Error(s.readRedirect(g, c, r.argv))
 		case r.ask > 0:
 			c.out.Error(s.askConfirmed(g, c, r.ask-1, r.argv))
+		case !s.readServedHere(g, c, r.argv):
+			if c.multi != nil { // EXEC of reads
+				c.multi = nil
+				s.unwatchAll(c)
+			}
+			c.out.Error(errSlotMoving)
 		default:
 			cmd, _ := s.lookupCommand(r.argv)
 			start := time.Now()

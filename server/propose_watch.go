@@ -102,6 +102,11 @@ func (s *Server) decideHeldExec(g *clusterGroup, h *heldExec) (proposed bool) {
 	switch {
 	case !g.cl.Leading():
 		s.refuseHeldExec(g, c)
+	case !s.txServedHere(g, c):
+		c.multi = nil
+		s.unwatchAll(c)
+		c.out.Error(errSlotMoving)
+		c.answered()
 	case c.casDirty || s.watchedKeyExpired(c, now):
 		s.countExec()
 		c.multi = nil
@@ -114,6 +119,7 @@ func (s *Server) decideHeldExec(g *clusterGroup, h *heldExec) (proposed bool) {
 		c.multi = nil
 		s.unwatchAll(c)
 		recs, owners := txProposals(c, tx, now)
+		s.countMovingTx(g, recs, owners)
 		for i := range owners {
 			owners[i].silent = h.silent
 		}
