@@ -482,6 +482,10 @@ func (a *AOF) lead() {
 // system call, which lets the P run other goroutines during the wait.
 const holdPBelow = time.Millisecond
 
+// holdP reports whether an fdatasync after one that took last keeps its
+// P: only while they are fast, and another P runs everything else.
+func holdP(last time.Duration) bool { return last < holdPBelow && runtime.GOMAXPROCS(0) > 1 }
+
 // preallocChunk is how far an fsync-always increment is filled ahead of
 // its data.
 const preallocChunk = 1 << 20
@@ -605,14 +609,14 @@ func (a *AOF) flushOnce() bool {
 	for i := range a.rotations {
 		a.rotations[i].at -= cut
 	}
-	holdP := a.lastSync < holdPBelow && runtime.GOMAXPROCS(0) > 1
+	hold := holdP(a.lastSync)
 	a.mu.Unlock()
 	a.fileMu.RLock()
 	began := time.Now()
 	n, err := a.file.WriteAt(buf, a.size) // at the end of the whole frames, whatever a failed write left
 	switch {
 	case err != nil || a.policy() != FsyncAlways:
-	case holdP:
+	case hold:
 		err = syncDataHoldingP(a.file)
 	default:
 		err = syncData(a.file)
