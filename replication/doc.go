@@ -24,8 +24,12 @@
 // (server/groups.go). Closing the node closes every group. The
 // metadata group (meta.go, group 0) is such a group too: every node runs
 // it, it holds the cluster map, and each node opens the data groups the
-// map makes it a voter of (partitions.go). The rest of this page
-// describes one group, the main one.
+// map makes it a voter of (partitions.go). Slots move between groups
+// with Redis Cluster's user-facing contract, -ASK and ASKING, and a
+// mover that copies keys as a client of the target group (moves.go; the
+// argument that every key stays in exactly one group, with no entry in
+// the source's log marking the move, is in server/moves.go). The rest of
+// this page describes one group, the main one.
 //
 // # A write's way
 //
