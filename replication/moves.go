@@ -259,15 +259,29 @@ func restoreAsking(target *redis.Client, keys []server.MovingKey) error {
 	return nil
 }
 
+// goingTo reports whether every slot of first..last is group to's in m,
+// or moving to it: a MoveSlots asked again (a retry after a timeout, a
+// second operator) then waits for the move under way.
+func goingTo(m *slotmap.Map, first, last int, to uint16) bool {
+	for s := first; s <= last; s++ {
+		if _, target, moving := m.Moving(s); m.Owner(s) != to && (!moving || target != to) {
+			return false
+		}
+	}
+	return true
+}
+
 // MoveSlots moves slots first..last, all owned by one group and none
 // moving, to group to: it has the map begin the move, and waits (up to
-// timeout) until the map gives them to the target.
+// timeout) until the map gives them to the target. Asked again while the
+// slots move to that group, or once they are its, it waits, or returns
+// at once.
 func (n *Node) MoveSlots(first, last int, to uint16, timeout time.Duration) error {
 	if n.parts == nil {
 		return errors.New("replication: this node has no Raft port to run the cluster map on")
 	}
 	op := slotmap.Op{Kind: slotmap.OpBeginMove, Ranges: []slotmap.Range{{First: first, Last: last}}, Group: to}
-	if err := n.parts.meta.proposeAnywhere(n.parts.forward, op, timeout); err != nil {
+	if err := n.parts.meta.proposeAnywhere(n.parts.forward, op, timeout); err != nil && !goingTo(n.parts.meta.fsm.current(), first, last, to) {
 		return err
 	}
 	deadline := time.Now().Add(timeout)

@@ -261,3 +261,43 @@ func adjacentTags(t *testing.T) (first, second string) {
 	t.Fatal("no two tags of consecutive slots")
 	return "", ""
 }
+
+// MoveSlots asked again while the slots move to the same group (a retry
+// after a timeout, a second operator) waits for that move instead of
+// failing, and asked once they are the group's, returns at once; asked to
+// send them elsewhere meanwhile, it fails.
+func TestMoveSlotsAskedAgainWaits(t *testing.T) {
+	nodes := partitioned(t, 3)
+	waitBalanced(t, nodes, 3)
+	ctx := context.Background()
+	first, _ := adjacentTags(t)
+	slot := server.KeySlot([]byte("{" + first + "}"))
+	source := preferred(nodes, 1)
+	c := redis.NewClient(&redis.Options{Addr: source.addr, Protocol: 2})
+	defer c.Close()
+	pipe := c.Pipeline()
+	for i := range 2000 {
+		pipe.Set(ctx, fmt.Sprintf("k{%s}:%d", first, i), i, 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- source.node.MoveSlots(slot, slot, 2, time.Minute) }()
+	waitFor(t, "the move begun", func() bool {
+		_, _, moving := source.node.parts.meta.fsm.current().Moving(slot)
+		return moving
+	})
+	if err := source.node.MoveSlots(slot, slot, 3, time.Minute); err == nil {
+		t.Error("MoveSlots to group 3 of a slot moving to group 2: no error")
+	}
+	if err := source.node.MoveSlots(slot, slot, 2, time.Minute); err != nil {
+		t.Fatalf("MoveSlots asked again during the move: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the first MoveSlots: %v", err)
+	}
+	if err := source.node.MoveSlots(slot, slot, 2, time.Second); err != nil {
+		t.Fatalf("MoveSlots of a slot the group owns already: %v", err)
+	}
+}
