@@ -115,11 +115,9 @@ func (n *Node) move(grp *Group, mv moveRange) error {
 			target.Close()
 		}
 	}()
-	moved := 0
+	progress := moveProgress{mv: mv, started: time.Now(), logged: time.Now()}
 	for s := mv.First; s <= mv.Last; s++ {
-		copied, err := n.moveSlot(grp, mv, s, &target)
-		moved += copied
-		if err != nil {
+		if err := n.moveSlot(grp, mv, s, &target, &progress); err != nil {
 			return err
 		}
 	}
@@ -127,37 +125,56 @@ func (n *Node) move(grp *Group, mv moveRange) error {
 	if err := n.parts.meta.proposeAnywhere(n.parts.forward, op, 10*time.Second); err != nil {
 		return fmt.Errorf("finishing the move in the map: %w", err)
 	}
-	n.logger.Info("moved slots", "slots", fmt.Sprintf("%d-%d", mv.First, mv.Last), "from", mv.from, "to", mv.to, "keys", moved)
+	n.logger.Info("moved slots", "slots", fmt.Sprintf("%d-%d", mv.First, mv.Last), "from", mv.from, "to", mv.to, "keys", progress.keys)
 	return nil
 }
 
+// moveProgressEvery is how often a move logs how far it is.
+var moveProgressEvery = 10 * time.Second
+
+// moveProgress counts a move's keys and logs them now and then: a slot
+// range of millions of keys moves for minutes.
+type moveProgress struct {
+	mv              moveRange
+	started, logged time.Time
+	keys            int
+}
+
+func (p *moveProgress) copied(n *Node, slot, keys int) {
+	p.keys += keys
+	if now := time.Now(); now.Sub(p.logged) >= moveProgressEvery {
+		p.logged = now
+		n.logger.Info("moving slots: progress", "slots", fmt.Sprintf("%d-%d", p.mv.First, p.mv.Last), "at_slot", slot,
+			"keys", p.keys, "keys_per_sec", int(float64(p.keys)/now.Sub(p.started).Seconds()))
+	}
+}
+
 // moveSlot copies the keys of slot, one of mv's, until the source
-// group, led here by grp, holds none and can get none back. It returns
-// how many it copied.
-func (n *Node) moveSlot(grp *Group, mv moveRange, slot int, target **redis.Client) (int, error) {
-	moved := 0
+// group, led here by grp, holds none and can get none back.
+func (n *Node) moveSlot(grp *Group, mv moveRange, slot int, target **redis.Client, progress *moveProgress) error {
 	for {
 		select {
 		case <-n.parts.done:
-			return moved, errors.New("the node is closing")
+			return errors.New("the node is closing")
 		default:
 		}
 		keys, empty, err := n.srv.CopyKeys(mv.from, slot, moveBatch)
 		switch {
 		case err != nil:
-			return moved, err
+			return err
 		case empty:
-			return moved, nil
+			return nil
 		case len(keys) == 0:
 			// A write taken while a key was there is still in flight: it
 			// may bring one back.
 			err = n.settle(grp, mv.from)
 		default:
-			err = n.copyKeys(grp, mv, keys, target)
-			moved += len(keys)
+			if err = n.copyKeys(grp, mv, keys, target); err == nil {
+				progress.copied(n, slot, len(keys))
+			}
 		}
 		if err != nil {
-			return moved, err
+			return err
 		}
 	}
 }

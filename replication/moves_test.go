@@ -1,8 +1,10 @@
 package replication
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -300,4 +302,57 @@ func TestMoveSlotsAskedAgainWaits(t *testing.T) {
 	if err := source.node.MoveSlots(slot, slot, 2, time.Second); err != nil {
 		t.Fatalf("MoveSlots of a slot the group owns already: %v", err)
 	}
+}
+
+// A move logs how far it is as it goes (here after every batch), with
+// the keys copied so far.
+func TestMoveLogsProgress(t *testing.T) {
+	defer func(d time.Duration) { moveProgressEvery = d }(moveProgressEvery)
+	moveProgressEvery = 0
+	logs := &lockedBuffer{}
+	nodes := startGroup(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
+	if err := nodes[0].node.CreateGroups(3); err != nil {
+		t.Fatal(err)
+	}
+	waitBalanced(t, nodes, 3)
+	ctx := context.Background()
+	first, _ := adjacentTags(t)
+	slot := server.KeySlot([]byte("{" + first + "}"))
+	source := preferred(nodes, 1)
+	c := redis.NewClient(&redis.Options{Addr: source.addr, Protocol: 2})
+	defer c.Close()
+	pipe := c.Pipeline()
+	for i := range 3 * moveBatch {
+		pipe.Set(ctx, fmt.Sprintf("k{%s}:%d", first, i), i, 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := source.node.MoveSlots(slot, slot, 2, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	out := logs.String()
+	for _, want := range []string{fmt.Sprintf("keys=%d", moveBatch), fmt.Sprintf("keys=%d", 3*moveBatch)} {
+		if !strings.Contains(out, `msg="moving slots: progress"`) || !strings.Contains(out, want) {
+			t.Fatalf("no progress line with %s in the logs:\n%s", want, out)
+		}
+	}
+}
+
+// lockedBuffer is a log sink for several goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
