@@ -34,7 +34,7 @@ func clusterCommand() *ucli.Command {
 				ArgsUsage: "NEW-HOST:PORT EXISTING-HOST:PORT", Flags: clusterFlags(), Action: runClusterAddNode},
 			{Name: "del-node", Usage: "remove the node with NODE-ID from the group EXISTING is in",
 				ArgsUsage: "EXISTING-HOST:PORT NODE-ID", Flags: clusterFlags(), Action: runClusterDelNode},
-			{Name: "move-slots", Usage: "move slots FIRST..LAST, with their keys, to group GROUP (the slots answer TRYAGAIN while their keys are copied)",
+			{Name: "move-slots", Usage: "move slots FIRST..LAST, with their keys, to group GROUP (meanwhile the old group serves the keys it still holds and answers ASK for the others)",
 				ArgsUsage: "HOST:PORT FIRST LAST GROUP", Flags: clusterFlags(), Action: runClusterMoveSlots},
 			{Name: "status", Usage: "show the group's members, its leader, and each member's Raft term and indexes",
 				ArgsUsage: "HOST:PORT", Flags: clusterFlags(), Action: runClusterStatus},
