@@ -1,7 +1,6 @@
 package replication
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -131,18 +130,7 @@ func TestMoveCarriesOnAfterTheSourceLeaderStops(t *testing.T) {
 	tag := strings.TrimSuffix(strings.TrimPrefix(keyOfGroup(1, 3), "orders:{"), "}")
 	slot := server.KeySlot([]byte("{" + tag + "}"))
 	const keys = 3000
-	source := preferred(nodes, 1)
-	c := redis.NewClient(&redis.Options{Addr: source.addr})
-	defer c.Close()
-	for base := 0; base < keys; base += 500 {
-		pipe := c.Pipeline()
-		for i := base; i < base+500; i++ {
-			pipe.Set(ctx, fmt.Sprintf("k{%s}:%d", tag, i), i, 0)
-		}
-		if _, err := pipe.Exec(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	source, _ := fillSlot(t, nodes, tag, keys)
 	var other *testNode
 	for _, n := range nodes {
 		if n != source {
@@ -189,19 +177,7 @@ func TestMoveKeepsServingKeysNotYetCopied(t *testing.T) {
 	ctx := context.Background()
 	first, second := adjacentTags(t)
 	slot := server.KeySlot([]byte("{" + first + "}"))
-	source := preferred(nodes, 1)
-	c := redis.NewClient(&redis.Options{Addr: source.addr, Protocol: 2})
-	defer c.Close()
-	const keys = 3000
-	for base := 0; base < keys; base += 500 {
-		pipe := c.Pipeline()
-		for i := base; i < base+500; i++ {
-			pipe.Set(ctx, fmt.Sprintf("k{%s}:%d", first, i), i, 0)
-		}
-		if _, err := pipe.Exec(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	source, c := fillSlot(t, nodes, first, 3000)
 	held, absent := "held{"+second+"}", "absent{"+second+"}"
 	if err := c.Set(ctx, held, "v", 0).Err(); err != nil {
 		t.Fatal(err)
@@ -271,19 +247,9 @@ func adjacentTags(t *testing.T) (first, second string) {
 func TestMoveSlotsAskedAgainWaits(t *testing.T) {
 	nodes := partitioned(t, 3)
 	waitBalanced(t, nodes, 3)
-	ctx := context.Background()
 	first, _ := adjacentTags(t)
 	slot := server.KeySlot([]byte("{" + first + "}"))
-	source := preferred(nodes, 1)
-	c := redis.NewClient(&redis.Options{Addr: source.addr, Protocol: 2})
-	defer c.Close()
-	pipe := c.Pipeline()
-	for i := range 2000 {
-		pipe.Set(ctx, fmt.Sprintf("k{%s}:%d", first, i), i, 0)
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	source, _ := fillSlot(t, nodes, first, 2000)
 	done := make(chan error, 1)
 	go func() { done <- source.node.MoveSlots(slot, slot, 2, time.Minute) }()
 	waitFor(t, "the move begun", func() bool {
@@ -309,25 +275,15 @@ func TestMoveSlotsAskedAgainWaits(t *testing.T) {
 func TestMoveLogsProgress(t *testing.T) {
 	defer func(d time.Duration) { moveProgressEvery = d }(moveProgressEvery)
 	moveProgressEvery = 0
-	logs := &lockedBuffer{}
+	logs := &logLines{}
 	nodes := startGroup(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
 	if err := nodes[0].node.CreateGroups(3); err != nil {
 		t.Fatal(err)
 	}
 	waitBalanced(t, nodes, 3)
-	ctx := context.Background()
 	first, _ := adjacentTags(t)
 	slot := server.KeySlot([]byte("{" + first + "}"))
-	source := preferred(nodes, 1)
-	c := redis.NewClient(&redis.Options{Addr: source.addr, Protocol: 2})
-	defer c.Close()
-	pipe := c.Pipeline()
-	for i := range 3 * moveBatch {
-		pipe.Set(ctx, fmt.Sprintf("k{%s}:%d", first, i), i, 0)
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	source, _ := fillSlot(t, nodes, first, 3*moveBatch)
 	if err := source.node.MoveSlots(slot, slot, 2, time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -339,20 +295,21 @@ func TestMoveLogsProgress(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log sink for several goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+// fillSlot writes count keys k{tag}:i through the leader of group 1 of
+// nodes, pipelined, and returns a client of that leader.
+func fillSlot(t *testing.T, nodes []*testNode, tag string, count int) (*testNode, *redis.Client) {
+	t.Helper()
+	source := preferred(nodes, 1)
+	c := redis.NewClient(&redis.Options{Addr: source.addr, Protocol: 2})
+	t.Cleanup(func() { c.Close() })
+	for base := 0; base < count; base += 500 {
+		pipe := c.Pipeline()
+		for i := base; i < min(base+500, count); i++ {
+			pipe.Set(context.Background(), fmt.Sprintf("k{%s}:%d", tag, i), i, 0)
+		}
+		if _, err := pipe.Exec(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return source, c
 }
