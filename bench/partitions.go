@@ -39,9 +39,15 @@ type PartitionsOptions struct {
 	Out    io.Writer
 }
 
-// partitionGroups are the group counts measured; the first is the
-// baseline the others are compared with.
-var partitionGroups = []int{1, 3, 6}
+// partitionCase is one row of a round: a group count and its clients.
+type partitionCase struct{ groups, clients int }
+
+// partitionCases are the rows measured; the first is the baseline the
+// others are compared with. The last gives 3 groups 50 clients each, the
+// load one group has in the baseline: CPU per write then shows what a
+// group costs at equal batch sizes (informational, no target), where the
+// 50-client rows show it with batches a third or a sixth as large.
+var partitionCases = []partitionCase{{1, partitionClients}, {3, partitionClients}, {6, partitionClients}, {3, 3 * partitionClients}}
 
 const (
 	partitionClients = 50
@@ -57,6 +63,7 @@ var partitionsRowName = fmt.Sprintf("XADD, %d clients, %d partition keys, routed
 // partitionRun is one measurement of one group count.
 type partitionRun struct {
 	groups  int
+	clients int
 	rate    float64    // acknowledged writes per second
 	cpu     [3]float64 // each node's CPU (user+sys) per acknowledged write, µs
 	leads   [3]int     // slot ranges each node was master of when the load began
@@ -72,8 +79,8 @@ func (r partitionRun) total() float64 { return r.cpu[0] + r.cpu[1] + r.cpu[2] }
 // partitionWrites is the writes of one measurement at scale: 50,000 at
 // scale 1, as the cluster group's unpipelined XADD row, a multiple of the
 // clients so each makes the same number.
-func partitionWrites(scale float64) int {
-	return max(int(50_000*scale)/partitionClients, 10) * partitionClients
+func partitionWrites(scale float64, clients int) int {
+	return max(int(50_000*scale)/clients, 10) * clients
 }
 
 // RunPartitions measures every group count Rounds times, alternating,
@@ -82,14 +89,14 @@ func RunPartitions(opt PartitionsOptions) error {
 	if !strings.Contains(partitionsRowName, opt.Only) {
 		return nil
 	}
-	writes := partitionWrites(opt.Scale)
 	rounds := make([][]partitionRun, max(opt.Rounds, 1))
 	for round := range rounds {
-		for _, g := range partitionGroups {
-			fmt.Fprintf(opt.Out, "# partitions: round %d, %d group(s), %d writes ...\n", round+1, g, writes)
-			run, err := measurePartitions(opt.Exe, g, writes)
+		for _, c := range partitionCases {
+			writes := partitionWrites(opt.Scale, c.clients)
+			fmt.Fprintf(opt.Out, "# partitions: round %d, %d group(s), %d clients, %d writes ...\n", round+1, c.groups, c.clients, writes)
+			run, err := measurePartitions(opt.Exe, c, writes)
 			if err != nil {
-				return fmt.Errorf("partitions, %d group(s): %w", g, err)
+				return fmt.Errorf("partitions, %d group(s), %d clients: %w", c.groups, c.clients, err)
 			}
 			rounds[round] = append(rounds[round], run)
 		}
@@ -101,8 +108,9 @@ func RunPartitions(opt PartitionsOptions) error {
 // measurePartitions starts three fresh nodes, makes them a cluster of
 // groups Raft groups with balanced leaders, measures the load, and stops
 // them.
-func measurePartitions(exe string, groups, writes int) (partitionRun, error) {
-	run := partitionRun{groups: groups}
+func measurePartitions(exe string, c partitionCase, writes int) (partitionRun, error) {
+	groups := c.groups
+	run := partitionRun{groups: groups, clients: c.clients}
 	var nodes []*Target
 	defer func() {
 		for _, t := range nodes {
@@ -154,7 +162,7 @@ func measurePartitions(exe string, groups, writes int) (partitionRun, error) {
 		counters = append(counters, countFsyncs(t))
 	}
 	cpu, err := cpuPerEach(nodes, writes, func() (err error) {
-		run.rate, err = rt.load(partitionClients, writes)
+		run.rate, err = rt.load(c.clients, writes)
 		return err
 	})
 	for _, f := range counters {
@@ -470,17 +478,17 @@ func printPartitionsTable(out io.Writer, rounds [][]partitionRun) {
 		"CPU is user+sys of all three processes per acknowledged write; ratios are to G=1 of the same round\n\n",
 		time.Now().UTC().Format(time.RFC3339), partitionsRowName)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "round\tG\twrites/s\tvs G=1\tCPU µs/write\tvs G=1\tnode 1\tnode 2\tnode 3\tranges led\tkeys led\tfsyncs/write\tMOVED\terrors\t")
+	fmt.Fprintln(tw, "round\tG\tclients\twrites/s\tvs G=1\tCPU µs/write\tvs G=1\tnode 1\tnode 2\tnode 3\tranges led\tkeys led\tfsyncs/write\tMOVED\terrors\t")
 	for i, runs := range rounds {
 		for _, r := range runs {
 			base := runs[0]
 			rateRatio, cpuRatio := "-", "-"
 			if r.groups != base.groups {
 				rm, cm := Metric{}, Metric{}
-				if r.groups == 3 {
+				if r.groups == 3 && r.clients == base.clients {
 					rm = rateM
 				}
-				if r.groups > base.groups {
+				if r.groups > base.groups && r.clients == base.clients {
 					cm = cpuM
 				}
 				rateRatio, cpuRatio = ratioText(r.rate, base.rate, rm), ratioText(r.total(), base.total(), cm)
@@ -489,7 +497,7 @@ func printPartitionsTable(out io.Writer, rounds [][]partitionRun) {
 			if !math.IsNaN(r.fsyncs) {
 				fsyncs = fmt.Sprintf("%.3f", r.fsyncs)
 			}
-			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d/%d\t%d/%d/%d\t%s\t%d\t%d\t\n", i+1, r.groups,
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d/%d\t%d/%d/%d\t%s\t%d\t%d\t\n", i+1, r.groups, r.clients,
 				format(r.rate, "ops/s"), rateRatio, format(r.total(), "µs"), cpuRatio,
 				format(r.cpu[0], "µs"), format(r.cpu[1], "µs"), format(r.cpu[2], "µs"),
 				r.leads[0], r.leads[1], r.leads[2], r.keys[0], r.keys[1], r.keys[2], fsyncs, r.moved, r.refused)
@@ -501,6 +509,33 @@ func printPartitionsTable(out io.Writer, rounds [][]partitionRun) {
 	for _, v := range partitionVerdicts(rounds) {
 		fmt.Fprintln(out, v)
 	}
+	if line := equalLoadLine(rounds); line != "" {
+		fmt.Fprintln(out, line)
+	}
+}
+
+// equalLoadLine gives CPU per write of each round's rows with more
+// clients than the baseline, per group as many as the baseline's one
+// group has, as ratios to the baseline: the cost of groups at equal batch
+// sizes. "" if none was measured.
+func equalLoadLine(rounds [][]partitionRun) string {
+	var ratios []string
+	groups, clients := 0, 0
+	for _, runs := range rounds {
+		if len(runs) == 0 || runs[0].total() == 0 {
+			continue
+		}
+		for _, r := range runs[1:] {
+			if r.clients == runs[0].clients*r.groups {
+				ratios = append(ratios, fmt.Sprintf("%.2fx", r.total()/runs[0].total()))
+				groups, clients = r.groups, r.clients
+			}
+		}
+	}
+	if len(ratios) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("equal load per group: CPU per write at G=%d with %d clients vs G=1 (no target): %s", groups, clients, strings.Join(ratios, ", "))
 }
 
 // partitionVerdicts judges each target in every round that measured it:
@@ -527,7 +562,7 @@ func partitionVerdicts(rounds [][]partitionRun) []string {
 			}
 			for _, r := range runs {
 				base := c.value(runs[0])
-				if r.groups != c.groups || base == 0 {
+				if r.groups != c.groups || r.clients != runs[0].clients || base == 0 {
 					continue
 				}
 				ratio := c.value(r) / base

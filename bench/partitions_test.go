@@ -241,11 +241,13 @@ func TestRouterFollowsMoved(t *testing.T) {
 
 func TestPartitionsTable(t *testing.T) {
 	run := func(g int, rate, cpu float64) partitionRun {
-		return partitionRun{groups: g, rate: rate, cpu: [3]float64{cpu / 2, cpu / 4, cpu / 4}, fsyncs: math.NaN()}
+		return partitionRun{groups: g, clients: 50, rate: rate, cpu: [3]float64{cpu / 2, cpu / 4, cpu / 4}, fsyncs: math.NaN()}
 	}
+	equal := run(3, 20000, 84) // 150 clients: CPU 1.05x, rate 2.00x, both without a target
+	equal.clients = 150
 	rounds := [][]partitionRun{
-		{run(1, 10000, 80), run(3, 11000, 88), run(6, 9000, 96)}, // CPU 1.10x, 1.20x; rate 1.10x
-		{run(1, 10000, 80), run(3, 9000, 120), run(6, 9000, 90)}, // CPU 1.50x, 1.12x; rate 0.90x
+		{run(1, 10000, 80), run(3, 11000, 88), run(6, 9000, 96), equal}, // CPU 1.10x, 1.20x; rate 1.10x
+		{run(1, 10000, 80), run(3, 9000, 120), run(6, 9000, 90)},        // CPU 1.50x, 1.12x; rate 0.90x
 	}
 	var out bytes.Buffer
 	printPartitionsTable(&out, rounds)
@@ -256,6 +258,7 @@ func TestPartitionsTable(t *testing.T) {
 		"CPU per write, G=3 <= 1.15x: MISS, met in 1 of 2 rounds (1.10x, 1.50x)",
 		"CPU per write, G=6 <= 1.15x: MISS, met in 1 of 2 rounds (1.20x, 1.12x)",
 		"writes/s, G=3 >= 1.00x: MISS, met in 1 of 2 rounds (1.10x, 0.90x)",
+		"equal load per group: CPU per write at G=3 with 150 clients vs G=1 (no target): 1.05x",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("table lacks %q:\n%s", want, text)
@@ -268,6 +271,10 @@ func TestPartitionsTable(t *testing.T) {
 	// verdict; only round 2's G=3 misses.
 	if n := strings.Count(text, "0.90x MISS"); n != 1 {
 		t.Errorf("0.90x MISS %d times, want once (G=3 of round 2):\n%s", n, text)
+	}
+	// The equal-load row is informational: its ratios carry no verdict.
+	if strings.Contains(text, "2.00x ok") || strings.Contains(text, "1.05x ok") || strings.Contains(text, "1.05x MISS") {
+		t.Errorf("the 150-client row is judged against a target:\n%s", text)
 	}
 
 	lines := partitionVerdicts(rounds[:1])
