@@ -26,6 +26,9 @@ type txState struct {
 	// slot is where the keys queued so far hash, plus one (0: no keys
 	// yet); in cluster mode all of them must share it (cluster.go).
 	slot int
+	// asking: ASKING came before MULTI, and holds to EXEC, as in Redis:
+	// the transaction runs in the group its slot is moving to (moves.go).
+	asking bool
 }
 
 type queuedCmd struct {

@@ -129,8 +129,16 @@ func (c *Client) dispatch(argv [][]byte) {
 		}
 		g = s.groupOfSlot(slot)
 		if c.asking && cmd.Name != "asking" {
-			c.asking = false // ASKING is for one command
-			if slot >= 0 {
+			// ASKING is for one command or, sent before MULTI, for the
+			// transaction up to its EXEC or DISCARD, as in Redis: EXEC
+			// picks its group then (txGroup).
+			inTx := c.multi != nil || cmd.Name == "multi"
+			if c.multi != nil && !isTxControl(cmd) {
+				c.multi.asking = true
+			} else if cmd.Name != "multi" {
+				c.asking = false
+			}
+			if slot >= 0 && !inTx {
 				// A client after -ASK, or a mover: a command meant for
 				// the target must never reach the source, which may be
 				// hosted here too (moves.go).

@@ -60,9 +60,9 @@ import (
 //
 // A transaction (EXEC) of a moving slot runs in A when every key of
 // every command of it is there (its writes are counted in flight like any
-// other), and is answered -TRYAGAIN otherwise: Redis answers -ASK only
-// for one whose keys are all missing, which a client replays after
-// ASKING as a whole transaction; that is not built.
+// other), gets -ASK when none is (decided as a command's), and -TRYAGAIN
+// otherwise. A client replays it after ASKING as a whole: sent before
+// MULTI, ASKING holds to EXEC, and the transaction runs in B.
 
 // errSlotMoving answers a command of a moving slot the source group can
 // neither serve nor send on yet.
@@ -168,21 +168,33 @@ func (s *Server) countMoving(g *clusterGroup, argv [][]byte, o *proposal) {
 	}
 }
 
-// txServedHere reports whether the transaction c queued may run in g,
-// led here: its slot is not moving away, or every command of it is the
-// source's to serve. Lock should be held.
-func (s *Server) txServedHere(g *clusterGroup, c *Client) bool {
+// txVerdict decides the transaction c queued, in a slot moving away
+// from g, led here: served here if every command is, -ASK if none of its
+// keys is here nor can be (commands without keys go either way), else
+// -TRYAGAIN. Lock should be held.
+func (s *Server) txVerdict(g *clusterGroup, c *Client) moveVerdict {
 	slot := c.multi.slot - 1
-	if !s.moving(slot, g) {
-		return true
-	}
 	db := s.shard.dbs[g.db+c.db]
+	served, asked := 0, 0
 	for _, q := range c.multi.cmds {
-		if s.verdict(g, slot, q.cmd, q.argv, db) != serveHere {
-			return false
+		if !q.cmd.eachKey(q.argv, func(int) bool { return false }) {
+			switch s.verdict(g, slot, q.cmd, q.argv, db) {
+			case serveHere:
+				served++
+			case askTarget:
+				asked++
+			default:
+				return tryAgain
+			}
 		}
 	}
-	return true
+	switch {
+	case asked == 0:
+		return serveHere
+	case served == 0:
+		return askTarget
+	}
+	return tryAgain
 }
 
 // readServedHere reports whether a read of g (argv, or the transaction of
@@ -194,7 +206,7 @@ func (s *Server) readServedHere(g *clusterGroup, c *Client, argv [][]byte) bool 
 		return true
 	}
 	if c.multi != nil {
-		return s.txServedHere(g, c)
+		return !s.moving(c.multi.slot-1, g) || s.txVerdict(g, c) == serveHere
 	}
 	cmd, _ := s.lookupCommand(argv)
 	if cmd == nil {
@@ -406,7 +418,14 @@ func (s *Server) Settled(id uint16) bool {
 // again, as the keyspace may have changed meanwhile. Lock should be held.
 func (s *Server) askConfirmed(g *clusterGroup, c *Client, slot int, argv [][]byte) string {
 	msg := errSlotMoving
-	if cmd, _ := s.lookupCommand(argv); cmd != nil && g.cl.Leading() && s.moving(slot, g) &&
+	still := g.cl.Leading() && s.moving(slot, g)
+	if c.multi != nil { // EXEC: the transaction is answered, and ends
+		if still && s.txVerdict(g, c) == askTarget {
+			msg = s.ask(slot)
+		}
+		c.multi = nil
+		s.unwatchAll(c)
+	} else if cmd, _ := s.lookupCommand(argv); cmd != nil && still &&
 		s.verdict(g, slot, cmd, argv, s.shard.dbs[g.db+c.db]) == askTarget {
 		msg = s.ask(slot)
 	}

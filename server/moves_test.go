@@ -310,8 +310,8 @@ func TestAskBehindProposalsKeepsOrder(t *testing.T) {
 // A transaction of a moving slot runs in the source when all its keys
 // are there, and its writes count as in flight: a transaction that sets a
 // key behind the DEL that removed it keeps the source from answering
-// -ASK for that key until it is applied. One with a key not there gets
-// -TRYAGAIN.
+// -ASK for that key until it is applied. One with a key there and one
+// not gets -TRYAGAIN.
 func TestTransactionOfAMovingSlot(t *testing.T) {
 	s, lc, _, slot := movingSlot(t, "{m}", []string{"SET", "{m}a", "v"})
 	if err := s.MoveSettled(1, slot, slot); err != nil {
@@ -320,9 +320,10 @@ func TestTransactionOfAMovingSlot(t *testing.T) {
 	a, b, c := connect(t, s), connect(t, s), connect(t, s)
 	lc.failLeft(t)
 	b.do("MULTI")
+	b.do("SET", "{m}a", "x")
 	b.do("SET", "{m}b", "x")
 	if got := b.do("EXEC"); !strings.HasPrefix(got, "-TRYAGAIN") {
-		t.Fatalf("EXEC with a key not in the source = %q, want -TRYAGAIN", got)
+		t.Fatalf("EXEC with a key in the source and one not = %q, want -TRYAGAIN", got)
 	}
 	a.write("DEL", "{m}a")
 	del := lc.next(t)
@@ -415,5 +416,55 @@ func TestHeldExecOfAKeyBeingCopied(t *testing.T) {
 	b.conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // proposed instead, it would wait for a commit that never comes
 	if got := b.readReply(); !strings.HasPrefix(got, "-TRYAGAIN") {
 		t.Fatalf("held EXEC of a key being copied = %q, want -TRYAGAIN", got)
+	}
+}
+
+// A transaction none of whose keys is in the source gets -ASK at EXEC
+// (and is over); replayed after ASKING, which holds from MULTI to EXEC
+// as in Redis, it runs in the target group.
+func TestTransactionAskedToTheTarget(t *testing.T) {
+	s, lc, lc2, slot := movingSlot(t, "{m}", []string{"SET", "{m}a", "v"})
+	if err := s.MoveSettled(1, slot, slot); err != nil {
+		t.Fatal(err)
+	}
+	a := connect(t, s)
+	a.do("MULTI")
+	a.do("SET", "{m}b", "x")
+	a.do("PING")
+	if got, want := a.do("EXEC"), fmt.Sprintf("-ASK %d %s\r\n", slot, nodeA.Addr); got != want {
+		t.Fatalf("EXEC of keys not in the source = %q, want %q", got, want)
+	}
+	if got := a.do("EXEC"); !strings.HasPrefix(got, "-ERR EXEC without MULTI") {
+		t.Fatalf("EXEC again = %q: the -ASK should have ended the transaction", got)
+	}
+	a.do("ASKING")
+	a.do("MULTI")
+	if got := a.do("SET", "{m}b", "x"); got != "+QUEUED\r\n" {
+		t.Fatalf("SET queued after ASKING, MULTI = %q", got)
+	}
+	a.write("EXEC")
+	if got := lc2.commit(t); got != `["SET" "{m}b" "x"]` {
+		t.Fatalf("group 2 committed %s", got)
+	}
+	if got := a.readReply(); got != "*1\r\n+OK\r\n" {
+		t.Fatalf("EXEC after ASKING = %q", got)
+	}
+	if got, want := dump(s), "db0 \"{m}a\" exp=0 string \"v\"\ndb2 \"{m}b\" exp=0 string \"x\"\n"; got != want {
+		t.Errorf("keyspace:\n%s\nwant:\n%s", got, want)
+	}
+	a.write("SET", "{m}c", "y") // ASKING ended with the EXEC: the source answers
+	if got := a.readReply(); !strings.HasPrefix(got, "-ASK ") {
+		t.Errorf("SET after the transaction = %q, want -ASK from the source", got)
+	}
+	mapMove(t, s, slot, false) // the move is over (here: called off)
+	a.do("ASKING")
+	a.do("MULTI")
+	a.do("SET", "{m}c", "z")
+	a.write("EXEC")
+	if got := lc.commit(t); got != `["SET" "{m}c" "z"]` {
+		t.Fatalf("group 1, the slot's owner again, committed %s", got)
+	}
+	if got := a.readReply(); got != "*1\r\n+OK\r\n" {
+		t.Errorf("EXEC after ASKING once the slot no longer moves = %q, want it run by the slot's group", got)
 	}
 }

@@ -165,7 +165,19 @@ func (c *Client) routeInCluster(cmd *Command, argv [][]byte, g *clusterGroup, sl
 // txGroup is the group of c's transaction's keys (the first group for a
 // transaction without keys), nil if it is not hosted here. Lock should be
 // held.
-func (c *Client) txGroup() *clusterGroup { return c.s.groupOfSlot(c.multi.slot - 1) }
+func (c *Client) txGroup() *clusterGroup {
+	if c.multi.asking {
+		if g := c.s.movingTo(c.multi.slot - 1); g != nil {
+			return g
+		}
+		// Not moving here (the move is over, or this node's map is
+		// behind): the slot's own group. Only a client replaying a
+		// transaction after -ASK sends one after ASKING; a mover's
+		// RESTORE is a single command, which dispatch never lets reach
+		// the source.
+	}
+	return c.s.groupOfSlot(c.multi.slot - 1)
+}
 
 // proposeExec runs EXEC in cluster mode: a transaction with writes goes
 // to the group as consecutive records of one entry, applied under one
@@ -192,11 +204,21 @@ func (c *Client) proposeExec(start time.Time) bool {
 		return true
 	}
 	leading := g.cl.Leading()
-	if leading && !s.txServedHere(g, c) {
-		c.multi = nil
-		s.unwatchAll(c)
-		c.reject(errSlotMoving)
-		return true
+	if leading && s.moving(tx.slot-1, g) {
+		switch s.txVerdict(g, c) {
+		case tryAgain:
+			c.multi = nil
+			s.unwatchAll(c)
+			c.reject(errSlotMoving)
+			return true
+		case askTarget:
+			// Answered once a majority confirms this node leads g, as a
+			// command's -ASK is (routeInCluster).
+			g.prop.reads = append(g.prop.reads, pendingRead{c: c, argv: [][]byte{[]byte("EXEC")}, ask: tx.slot})
+			c.awaiting++
+			c.awaitingOther++
+			return true
+		}
 	}
 	switch {
 	case !writes && !leading && c.readonly:

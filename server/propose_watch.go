@@ -102,7 +102,7 @@ func (s *Server) decideHeldExec(g *clusterGroup, h *heldExec) (proposed bool) {
 	switch {
 	case !g.cl.Leading():
 		s.refuseHeldExec(g, c)
-	case !s.txServedHere(g, c):
+	case s.moving(c.multi.slot-1, g) && s.txVerdict(g, c) != serveHere:
 		c.multi = nil
 		s.unwatchAll(c)
 		c.out.Error(errSlotMoving)

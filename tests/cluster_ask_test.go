@@ -13,10 +13,10 @@ import (
 
 // TestClientsFollowAskDuringAMove: while `cluster move-slots` copies the
 // padding of its first slot, go-redis, rueidis and redis-cli -c each
-// write a new key of its second slot. The source group's leader answers
-// them -ASK (its errorstat_ASK grows), each follows it to the target
-// group's leader by itself (ASKING), and after the move the keys are
-// there with their values.
+// write a new key of its second slot, and go-redis a transaction of one.
+// The source group's leader answers them -ASK (its errorstat_ASK grows),
+// each follows it to the target group's leader by itself (ASKING), and
+// after the move the keys are there with their values.
 func TestClientsFollowAskDuringAMove(t *testing.T) {
 	c := StartPartitionedCluster(t, 3)
 	leaders := c.WaitGroupsBalanced()
@@ -71,10 +71,26 @@ func TestClientsFollowAskDuringAMove(t *testing.T) {
 			t.Fatalf("%s: SET %s was not sent -ASK: the move ended too soon (%d keys of padding)", cl.name, key, padding)
 		}
 	}
+	// A transaction of a new key: -ASK at EXEC, replayed by go-redis
+	// after ASKING, which holds from MULTI to EXEC.
+	cc := c.ClusterClient()
+	txKey := "tx{" + second + "}"
+	before := errorCount(t, admin, "ASK")
+	if _, err := cc.TxPipelined(ctx(t), func(p redis.Pipeliner) error {
+		p.Set(ctx(t), txKey, "tx", 0)
+		return nil
+	}); err != nil {
+		t.Fatalf("go-redis transaction of %s during the move: %v", txKey, err)
+	}
+	if errorCount(t, admin, "ASK") == before {
+		t.Fatalf("the transaction of %s was not sent -ASK: the move ended too soon (%d keys of padding)", txKey, padding)
+	}
 	if err := <-moved; err != nil {
 		t.Fatalf("cluster move-slots: %v", err)
 	}
-	cc := c.ClusterClient()
+	if v, err := cc.Get(ctx(t), txKey).Result(); err != nil || v != "tx" {
+		t.Errorf("GET %s after the move = %q, %v; want tx", txKey, v, err)
+	}
 	for _, cl := range clients {
 		key := cl.tag() + "{" + second + "}"
 		if v, err := cc.Get(ctx(t), key).Result(); err != nil || v != cl.tag() {
