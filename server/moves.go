@@ -113,24 +113,40 @@ func (s *Server) movingTo(slot int) *clusterGroup {
 // from g, led here; db is the client's database in g. Lock should be
 // held.
 func (s *Server) verdict(g *clusterGroup, slot int, cmd *Command, argv [][]byte, db *DB) moveVerdict {
-	here, away := 0, 0
-	copying := !cmd.eachKey(argv, func(i int) bool {
-		if _, ok := g.out.copying[string(argv[i])]; ok {
-			return false
-		}
-		if db.keys[string(argv[i])] != nil {
-			here++
-		} else {
-			away++
+	var k keyPlaces
+	k.count(g, cmd, argv, db)
+	return k.verdict(g, slot)
+}
+
+// keyPlaces counts where the keys of one or more commands are: in the
+// source's database or not, and whether one is being copied.
+type keyPlaces struct {
+	here, away int
+	copying    bool
+}
+
+func (k *keyPlaces) count(g *clusterGroup, cmd *Command, argv [][]byte, db *DB) {
+	cmd.eachKey(argv, func(i int) bool {
+		switch _, copying := g.out.copying[string(argv[i])]; {
+		case copying:
+			k.copying = true
+		case db.keys[string(argv[i])] != nil:
+			k.here++
+		default:
+			k.away++
 		}
 		return true
 	})
+}
+
+// verdict is what the keys counted say, for slot moving away from g.
+func (k *keyPlaces) verdict(g *clusterGroup, slot int) moveVerdict {
 	switch {
-	case copying:
+	case k.copying:
 		return tryAgain
-	case away == 0:
+	case k.away == 0:
 		return serveHere
-	case here > 0 || g.out.inflight[slot] > 0 || !g.out.settled[slot]:
+	case k.here > 0 || g.out.inflight[slot] > 0 || !g.out.settled[slot]:
 		return tryAgain
 	}
 	return askTarget
@@ -169,32 +185,15 @@ func (s *Server) countMoving(g *clusterGroup, argv [][]byte, o *proposal) {
 }
 
 // txVerdict decides the transaction c queued, in a slot moving away
-// from g, led here: served here if every command is, -ASK if none of its
-// keys is here nor can be (commands without keys go either way), else
-// -TRYAGAIN. Lock should be held.
+// from g, led here, as one command of all its commands' keys. Lock should
+// be held.
 func (s *Server) txVerdict(g *clusterGroup, c *Client) moveVerdict {
-	slot := c.multi.slot - 1
 	db := s.shard.dbs[g.db+c.db]
-	served, asked := 0, 0
+	var k keyPlaces
 	for _, q := range c.multi.cmds {
-		if !q.cmd.eachKey(q.argv, func(int) bool { return false }) {
-			switch s.verdict(g, slot, q.cmd, q.argv, db) {
-			case serveHere:
-				served++
-			case askTarget:
-				asked++
-			default:
-				return tryAgain
-			}
-		}
+		k.count(g, q.cmd, q.argv, db)
 	}
-	switch {
-	case asked == 0:
-		return serveHere
-	case served == 0:
-		return askTarget
-	}
-	return tryAgain
+	return k.verdict(g, c.multi.slot-1)
 }
 
 // readServedHere reports whether a read of g (argv, or the transaction of

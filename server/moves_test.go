@@ -99,6 +99,17 @@ func movingSlot(t *testing.T, key string, writes ...[]string) (s *Server, lc, lc
 	return s, lc, lc2, slot
 }
 
+// settledMove is movingSlot once the mover has said the writes taken
+// before the move are applied: the source may answer -ASK.
+func settledMove(t *testing.T, key string, writes ...[]string) (s *Server, lc, lc2 *logCluster, slot int) {
+	t.Helper()
+	s, lc, lc2, slot = movingSlot(t, key, writes...)
+	if err := s.MoveSettled(1, slot, slot); err != nil {
+		t.Fatal(err)
+	}
+	return s, lc, lc2, slot
+}
+
 // mapMove gives s the map of movingSlot: every slot group 1's, slot
 // moving to group 2 if moving.
 func mapMove(t *testing.T, s *Server, slot int, moving bool) {
@@ -169,10 +180,7 @@ func TestMovingSlotServesItsKeysAndAsksForOthers(t *testing.T) {
 // would create it again in the source. Applied or failed, the write no
 // longer counts.
 func TestNoAskWhileAWriteOfTheSlotIsInFlight(t *testing.T) {
-	s, lc, _, slot := movingSlot(t, "{m}", []string{"SET", "{m}a", "v"}, []string{"SET", "{m}c", "v"})
-	if err := s.MoveSettled(1, slot, slot); err != nil {
-		t.Fatal(err)
-	}
+	s, lc, _, slot := settledMove(t, "{m}", []string{"SET", "{m}a", "v"}, []string{"SET", "{m}c", "v"})
 	a, b, c := connect(t, s), connect(t, s), connect(t, s)
 	lc.failLeft(t)
 	ask := fmt.Sprintf("-ASK %d %s\r\n", slot, nodeA.Addr)
@@ -182,10 +190,7 @@ func TestNoAskWhileAWriteOfTheSlotIsInFlight(t *testing.T) {
 		del := lc.next(t)
 		b.write("SET", key, "again")
 		set := lc.next(t)
-		if err := s.ApplyEntryAt(0, del.data); err != nil {
-			t.Fatal(err)
-		}
-		del.done <- nil
+		lc.apply(t, del)
 		if got := a.readReply(); got != ":1\r\n" {
 			t.Fatalf("DEL %s = %q", key, got)
 		}
@@ -193,10 +198,7 @@ func TestNoAskWhileAWriteOfTheSlotIsInFlight(t *testing.T) {
 			t.Fatalf("EXISTS %s, deleted, with a SET of it in flight = %q, want -TRYAGAIN", key, got)
 		}
 		if end == "applied" {
-			if err := s.ApplyEntryAt(0, set.data); err != nil {
-				t.Fatal(err)
-			}
-			set.done <- nil
+			lc.apply(t, set)
 			if got := b.readReply(); got != "+OK\r\n" {
 				t.Fatalf("SET %s = %q", key, got)
 			}
@@ -220,12 +222,9 @@ func TestNoAskWhileAWriteOfTheSlotIsInFlight(t *testing.T) {
 // source holds stays blocked when the move begins. CopyKeys reports the
 // slot empty once the source holds none of its keys.
 func TestCopiedKeysAnswerTryAgain(t *testing.T) {
-	s, lc, _, slot := movingSlot(t, "{m}", []string{"SET", "{m}a", "v"}, []string{"XADD", "{m}s", "1-1", "f", "v"})
+	s, lc, _, slot := settledMove(t, "{m}", []string{"SET", "{m}a", "v"}, []string{"XADD", "{m}s", "1-1", "f", "v"})
 	a, b := connect(t, s), connect(t, s)
 	lc.failLeft(t)
-	if err := s.MoveSettled(1, slot, slot); err != nil {
-		t.Fatal(err)
-	}
 	b.write("XREAD", "BLOCK", "0", "STREAMS", "{m}s", "$")
 	waitBlocked(t, s, 1)
 	mapMove(t, s, slot, true) // the map changes, the move goes on
@@ -288,10 +287,7 @@ func TestBlockedAfterAskingStaysInTheTarget(t *testing.T) {
 // A pipelined write of a moving slot behind a write still in the log is
 // answered after it, -ASK included: it waits like a refusal.
 func TestAskBehindProposalsKeepsOrder(t *testing.T) {
-	s, lc, _, slot := movingSlot(t, "{m}", []string{"SET", "{m}a", "v"})
-	if err := s.MoveSettled(1, slot, slot); err != nil {
-		t.Fatal(err)
-	}
+	s, lc, _, slot := settledMove(t, "{m}", []string{"SET", "{m}a", "v"})
 	a := connect(t, s)
 	if _, err := a.conn.Write([]byte("*3\r\n$6\r\nAPPEND\r\n$4\r\n{m}a\r\n$1\r\nw\r\n*3\r\n$3\r\nSET\r\n$4\r\n{m}b\r\n$1\r\nx\r\n")); err != nil {
 		t.Fatal(err)
@@ -313,10 +309,7 @@ func TestAskBehindProposalsKeepsOrder(t *testing.T) {
 // -ASK for that key until it is applied. One with a key there and one
 // not gets -TRYAGAIN.
 func TestTransactionOfAMovingSlot(t *testing.T) {
-	s, lc, _, slot := movingSlot(t, "{m}", []string{"SET", "{m}a", "v"})
-	if err := s.MoveSettled(1, slot, slot); err != nil {
-		t.Fatal(err)
-	}
+	s, lc, _, _ := settledMove(t, "{m}", []string{"SET", "{m}a", "v"})
 	a, b, c := connect(t, s), connect(t, s), connect(t, s)
 	lc.failLeft(t)
 	b.do("MULTI")
@@ -331,18 +324,12 @@ func TestTransactionOfAMovingSlot(t *testing.T) {
 	b.do("SET", "{m}a", "again")
 	b.write("EXEC")
 	tx := lc.next(t)
-	if err := s.ApplyEntryAt(0, del.data); err != nil {
-		t.Fatal(err)
-	}
-	del.done <- nil
+	lc.apply(t, del)
 	a.readReply()
 	if got := c.do("EXISTS", "{m}a"); !strings.HasPrefix(got, "-TRYAGAIN") {
 		t.Fatalf("EXISTS {m}a, deleted, with a transaction setting it in flight = %q, want -TRYAGAIN", got)
 	}
-	if err := s.ApplyEntryAt(0, tx.data); err != nil {
-		t.Fatal(err)
-	}
-	tx.done <- nil
+	lc.apply(t, tx)
 	if got := b.readReply(); got != "*1\r\n+OK\r\n" {
 		t.Fatalf("EXEC = %q", got)
 	}
@@ -355,10 +342,7 @@ func TestTransactionOfAMovingSlot(t *testing.T) {
 // deleted its key is answered -TRYAGAIN, not from a keyspace that no
 // longer holds the key (nil, though the target group has it).
 func TestReadOfAKeyMovedWhileItWaitedIsRefused(t *testing.T) {
-	s, lc, _, slot := movingSlot(t, "{m}", []string{"SET", "{m}a", "v"})
-	if err := s.MoveSettled(1, slot, slot); err != nil {
-		t.Fatal(err)
-	}
+	s, lc, _, slot := settledMove(t, "{m}", []string{"SET", "{m}a", "v"})
 	entered, release := make(chan struct{}), make(chan struct{})
 	lc.set(func() {
 		lc.verify = func() error {
@@ -388,10 +372,7 @@ func TestReadOfAKeyMovedWhileItWaitedIsRefused(t *testing.T) {
 // A watched EXEC held until the writes in flight are applied is decided
 // again then: its key is being copied by now, so it gets -TRYAGAIN.
 func TestHeldExecOfAKeyBeingCopied(t *testing.T) {
-	s, lc, _, slot := movingSlot(t, "{m}", []string{"SET", "{m}a", "v"}, []string{"SET", "{m}c", "v"})
-	if err := s.MoveSettled(1, slot, slot); err != nil {
-		t.Fatal(err)
-	}
+	s, lc, _, slot := settledMove(t, "{m}", []string{"SET", "{m}a", "v"}, []string{"SET", "{m}c", "v"})
 	a, b := connect(t, s), connect(t, s)
 	lc.failLeft(t)
 	b.do("WATCH", "{m}a")
@@ -408,10 +389,7 @@ func TestHeldExecOfAKeyBeingCopied(t *testing.T) {
 	if _, _, err := s.CopyKeys(1, slot, 10); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ApplyEntryAt(0, set.data); err != nil {
-		t.Fatal(err)
-	}
-	set.done <- nil
+	lc.apply(t, set)
 	a.readReply()
 	b.conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // proposed instead, it would wait for a commit that never comes
 	if got := b.readReply(); !strings.HasPrefix(got, "-TRYAGAIN") {
@@ -423,10 +401,7 @@ func TestHeldExecOfAKeyBeingCopied(t *testing.T) {
 // (and is over); replayed after ASKING, which holds from MULTI to EXEC
 // as in Redis, it runs in the target group.
 func TestTransactionAskedToTheTarget(t *testing.T) {
-	s, lc, lc2, slot := movingSlot(t, "{m}", []string{"SET", "{m}a", "v"})
-	if err := s.MoveSettled(1, slot, slot); err != nil {
-		t.Fatal(err)
-	}
+	s, lc, lc2, slot := settledMove(t, "{m}", []string{"SET", "{m}a", "v"})
 	a := connect(t, s)
 	a.do("MULTI")
 	a.do("SET", "{m}b", "x")

@@ -115,14 +115,20 @@ func (lc *logCluster) next(t *testing.T) pendingEntry {
 	}
 }
 
-// commit applies the next entry and answers its proposer.
-func (lc *logCluster) commit(t *testing.T) string {
+// apply applies e, taken by next, and answers its proposer.
+func (lc *logCluster) apply(t *testing.T, e pendingEntry) {
 	t.Helper()
-	e := lc.next(t)
 	if err := lc.s.ApplyEntryAt(lc.db, e.data); err != nil {
 		t.Fatal(err)
 	}
 	e.done <- nil
+}
+
+// commit applies the next entry and answers its proposer.
+func (lc *logCluster) commit(t *testing.T) string {
+	t.Helper()
+	e := lc.next(t)
+	lc.apply(t, e)
 	_, _, _, recs, _ := parseEntry(e.data)
 	var words []string
 	for _, r := range recs {
