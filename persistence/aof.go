@@ -482,10 +482,6 @@ func (a *AOF) lead() {
 // system call, which lets the P run other goroutines during the wait.
 const holdPBelow = time.Millisecond
 
-// holdP reports whether an fdatasync after one that took last keeps its
-// P: only while they are fast, and another P runs everything else.
-func holdP(last time.Duration) bool { return last < holdPBelow && runtime.GOMAXPROCS(0) > 1 }
-
 // preallocChunk is how far an fsync-always increment is filled ahead of
 // its data.
 const preallocChunk = 1 << 20
@@ -609,14 +605,14 @@ func (a *AOF) flushOnce() bool {
 	for i := range a.rotations {
 		a.rotations[i].at -= cut
 	}
-	hold := holdP(a.lastSync)
+	holdP := a.lastSync < holdPBelow && runtime.GOMAXPROCS(0) > 1
 	a.mu.Unlock()
 	a.fileMu.RLock()
 	began := time.Now()
 	n, err := a.file.WriteAt(buf, a.size) // at the end of the whole frames, whatever a failed write left
 	switch {
 	case err != nil || a.policy() != FsyncAlways:
-	case hold:
+	case holdP:
 		err = syncDataHoldingP(a.file)
 	default:
 		err = syncData(a.file)

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/redstream/redstream/server"
 )
@@ -518,28 +517,5 @@ func TestSyncData(t *testing.T) {
 		if err := sync(f); err == nil {
 			t.Errorf("%s on a closed file: no error", name)
 		}
-	}
-}
-
-// SyncDataTimed takes either path by the last call's duration, notes
-// this call's, and reports errors as they do.
-func TestSyncDataTimed(t *testing.T) {
-	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, last := range []time.Duration{0, time.Hour} {
-		took := last
-		if err := SyncDataTimed(f, &took); err != nil {
-			t.Errorf("after a sync of %v: %v", last, err)
-		}
-		if took == last || took <= 0 {
-			t.Errorf("after a sync of %v: this one's duration noted as %v", last, took)
-		}
-	}
-	f.Close()
-	took := time.Duration(0)
-	if err := SyncDataTimed(f, &took); err == nil {
-		t.Error("on a closed file: no error")
 	}
 }

@@ -1,8 +1,6 @@
 package persistence
 
 import (
-	"time"
-
 	"errors"
 	"io"
 	"os"
@@ -103,19 +101,3 @@ func mkdirDurable(fs FS, dir string) error {
 // (fdatasync on Linux), for files other packages write: the Raft log's
 // segments.
 func SyncData(f *os.File) error { return syncData(f) }
-
-// SyncDataTimed is SyncData for a writer that syncs often, as the AOF's
-// fsync-always rounds do: while the previous call (*last: its duration,
-// which this call replaces) was fast, the thread keeps its P through the
-// fdatasync (syncDataHoldingP).
-func SyncDataTimed(f *os.File, last *time.Duration) error {
-	began := time.Now()
-	var err error
-	if holdP(*last) {
-		err = syncDataHoldingP(f)
-	} else {
-		err = syncData(f)
-	}
-	*last = time.Since(began)
-	return err
-}

@@ -2,7 +2,6 @@ package replication
 
 import (
 	"os"
-	"time"
 
 	"github.com/hashicorp/raft-wal/fs"
 	"github.com/hashicorp/raft-wal/types"
@@ -10,8 +9,7 @@ import (
 )
 
 // walFS is raft-wal's own file system with two changes, both so that a
-// commit's sync writes data and no file system metadata (and its syncs
-// keep their P while they are fast, as the AOF's do: SyncDataTimed):
+// commit's sync writes data and no file system metadata:
 //
 //   - a segment's syncs after its first use fdatasync, as the AOF does,
 //     instead of fsync: raft-wal preallocates its segments, so an append
@@ -74,9 +72,6 @@ type segmentWriter struct {
 	synced bool  // raft-wal's first sync (file and directory) has run
 	size   int64 // the file's (preallocated) size: the fill stops there
 	filled int64 // bytes from 0 known written (by raft-wal or the fill)
-	// lastSync is how long the last sync took (SyncDataTimed: while syncs
-	// are fast, the log writer keeps its P through them).
-	lastSync time.Duration
 }
 
 // WriteAt writes p and, once raft-wal's appends come within fillAhead of
@@ -111,5 +106,5 @@ func (s *segmentWriter) Sync() error {
 		s.synced = true
 		return nil
 	}
-	return persistence.SyncDataTimed(s.os, &s.lastSync)
+	return persistence.SyncData(s.os)
 }
