@@ -133,10 +133,14 @@
 //
 // # Outcomes
 //
-// A write the node could not propose (it does not lead) answers -MOVED or
-// -CLUSTERDOWN: nothing was applied, retrying is safe. A write proposed
-// whose entry the node then could not see committed (leadership lost, the
-// group shut down) answers
+// A write the node could not propose (it does not lead, or it is handing
+// leadership over) answers -MOVED or -CLUSTERDOWN: nothing was applied,
+// retrying is safe. A write whose entry was in the log when the node
+// stopped leading waits for the new leader's log to settle it (argued in
+// outcome.go): it gets its own reply if the entry was committed, and
+// -CLUSTERDOWN if another entry took its place. One left unsettled (no
+// new leader heard within two election timeouts, a snapshot installed
+// meanwhile, the group shut down) answers
 //
 //	-UNKNOWN the write was proposed but its outcome is unknown ...
 //

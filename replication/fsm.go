@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/raft"
 	"github.com/redstream/redstream/persistence"
@@ -26,6 +27,10 @@ type fsm struct {
 
 	mu    sync.Mutex
 	addrs map[string]string // member ID → client host:port
+
+	// restores counts the snapshots restored, each replacing the state
+	// at once (Group.settle).
+	restores atomic.Uint64
 }
 
 // newFSM is the state machine of the group whose state is database 0.
@@ -156,6 +161,7 @@ func (s *fsmSnapshot) Release() { s.snap.Close() }
 // database's keys is refused.
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
+	f.restores.Add(1) // before the state changes: see Group.settle
 	r := bufio.NewReaderSize(rc, 1<<16)
 	head := make([]byte, len(snapshotMagic)+4)
 	if _, err := io.ReadFull(r, head); err != nil {

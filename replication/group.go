@@ -57,9 +57,17 @@ type Group struct {
 	unheardMu sync.Mutex
 	unheard   map[raft.ServerID]time.Time
 	observer  *raft.Observer
-	notify    chan bool
-	done      chan struct{}
-	wg        sync.WaitGroup
+	// restores is the state machine's count of snapshots restored, for
+	// settle (nil: the machine is not one of the server's databases).
+	restores *atomic.Uint64
+	// settleWait bounds how long settle waits for a newer leader's log;
+	// settleBy is when the settling under way gives up.
+	settleWait time.Duration
+	settleMu   sync.Mutex
+	settleBy   time.Time
+	notify     chan bool
+	done       chan struct{}
+	wg         sync.WaitGroup
 }
 
 // newGroup makes group id's voter on this node, with its state in dir;
@@ -127,6 +135,13 @@ func (g *Group) open(cfg Config, machine raft.FSM, mux *Mux, trans raft.Transpor
 	}
 	rc := raftConfig(cfg, g.self.ID, g.logger)
 	rc.NotifyCh = g.notify
+	if f, ok := machine.(*fsm); ok {
+		g.restores = &f.restores
+	}
+	g.settleWait = cfg.settleWait
+	if g.settleWait == 0 {
+		g.settleWait = 2 * rc.ElectionTimeout // an election, and its first commit
+	}
 	if g.commitTimeout > 0 {
 		rc.CommitTimeout = g.commitTimeout
 	}

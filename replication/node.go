@@ -37,6 +37,11 @@ type Config struct {
 	// 64 MiB). raft-wal drops compacted entries a whole file at a time, so
 	// tests that need a compacted entry gone make it small.
 	walSegmentSize int
+	// settleWait bounds how long a node that stopped leading waits to
+	// learn what became of the entries it had in flight (Group.settle;
+	// 0: two election timeouts). Tests that time the heal of a partition
+	// by hand make it long.
+	settleWait time.Duration
 }
 
 // Node is a redstream node's membership of Raft groups. It holds what
@@ -321,20 +326,32 @@ func (n *Node) Leading() bool { return n.main.Leading() }
 func (n *Node) Propose(entry []byte) func() error { return proposeEntry(n.main, entry) }
 
 // proposeEntry hands the server's entry to g (server.Cluster's Propose).
+// An entry Raft refused never reached the log: the server says so
+// (ErrNotProposed). One in the log when this node stopped leading is
+// settled by the log that follows (settle).
 func proposeEntry(g *Group, entry []byte) func() error {
-	wait := g.apply(entry, 0)
+	var restores uint64
+	if g.restores != nil {
+		restores = g.restores.Load()
+	}
+	f := g.raft.Apply(entry, 0)
 	return func() error {
-		resp, err := wait()
-		if err != nil {
-			if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrEnqueueTimeout) {
-				return fmt.Errorf("%w (%v)", server.ErrNotProposed, err)
+		err := f.Error()
+		switch {
+		case err == nil:
+			if err, ok := f.Response().(error); ok {
+				return err
 			}
-			return err
+			return nil
+		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout),
+			errors.Is(err, raft.ErrLeadershipTransferInProgress):
+			return fmt.Errorf("%w (%v)", server.ErrNotProposed, err)
+		case errors.Is(err, raft.ErrLeadershipLost) && f.Index() > 0 && g.restores != nil:
+			if t, ok := f.(interface{ Term() uint64 }); ok {
+				return g.settle(f.Index(), t.Term(), restores, err)
+			}
 		}
-		if err, ok := resp.(error); ok {
-			return err
-		}
-		return nil
+		return err
 	}
 }
 

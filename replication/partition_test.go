@@ -19,16 +19,16 @@ type inmemGroup struct {
 	trans []*raft.InmemTransport
 }
 
-func startInmemGroup(t *testing.T) *inmemGroup {
+func startInmemGroup(t *testing.T, opts ...func(*Config)) *inmemGroup {
 	t.Helper()
 	g := &inmemGroup{}
 	for range 3 {
 		addr, tr := raft.NewInmemTransport("")
 		g.trans = append(g.trans, tr)
-		g.nodes = append(g.nodes, startNode(t, t.TempDir(), 0, func(c *Config) {
+		g.nodes = append(g.nodes, startNode(t, t.TempDir(), 0, append([]func(*Config){func(c *Config) {
 			c.Transport, c.BusAddr = tr, string(addr)
 			c.NodeTimeout = 500 * time.Millisecond
-		}))
+		}}, opts...)...))
 	}
 	g.heal()
 	formGroup(t, g.nodes)

@@ -87,9 +87,12 @@ type inflight struct {
 
 // Errors a Cluster's wait returns.
 var (
-	// ErrNotProposed means the entry never reached the log (this node
-	// does not lead): nothing of it was applied, and it is safe to retry.
-	ErrNotProposed = errors.New("not proposed: this node does not lead the group")
+	// ErrNotProposed means the entry will never be applied: it never
+	// reached the log (this node does not lead), or another entry took
+	// its place there for good. Nothing of it was applied, and it is
+	// safe to retry. Its clients' replies, if it was applied, came from
+	// the apply, before the wait returned.
+	ErrNotProposed = errors.New("not applied: this node does not lead the group")
 )
 
 const (

@@ -143,6 +143,10 @@ type Raft struct {
 	// leads, for MatchIndexes (redstream).
 	matchView atomic.Pointer[commitment]
 
+	// fsmIndex and fsmTerm are the index and term of the last entry the
+	// FSM goroutine has finished with, for FSMApplied (redstream).
+	fsmIndex, fsmTerm atomic.Uint64
+
 	// candidateFromLeadershipTransfer is used to indicate that this server became
 	// candidate because the leader tries to transfer leadership. This flag is
 	// used in RequestVoteRequest to express that a leadership transfer is going
@@ -1301,6 +1305,17 @@ func (r *Raft) CommitIndex() uint64 {
 // index.
 func (r *Raft) AppliedIndex() uint64 {
 	return r.getLastApplied()
+}
+
+// FSMApplied returns the index and term of the last entry the FSM
+// goroutine has finished with: applied to the FSM if it was a command,
+// passed over if it was a barrier or a configuration, or covered by a
+// restored snapshot. Each is stored once that entry is done, so either
+// read alone is a lower bound. AppliedIndex runs ahead of it: it counts
+// entries handed to that goroutine, and no-ops, which never reach it
+// (redstream).
+func (r *Raft) FSMApplied() (index, term uint64) {
+	return r.fsmIndex.Load(), r.fsmTerm.Load()
 }
 
 // LeadershipTransfer will transfer leadership to a server in the cluster.

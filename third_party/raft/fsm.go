@@ -251,6 +251,8 @@ func (r *Raft) runFSM() {
 			default:
 				panic(fmt.Errorf("bad type passed to fsmMutateCh: %#v", ptr))
 			}
+			r.fsmIndex.Store(lastIndex) // redstream: FSMApplied
+			r.fsmTerm.Store(lastTerm)
 
 		case req := <-r.fsmSnapshotCh:
 			saturation.working()

@@ -164,6 +164,12 @@ func (l *logFuture) Index() uint64 {
 	return l.log.Index
 }
 
+// Term is the term the log entry was appended in, once it has been
+// (redstream: with Index, says which entry a failed Apply left behind).
+func (l *logFuture) Term() uint64 {
+	return l.log.Term
+}
+
 type shutdownFuture struct {
 	raft *Raft
 }
