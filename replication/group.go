@@ -37,6 +37,8 @@ type Group struct {
 	onLeading func(bool)
 	// addrs, if set, gives the members' client addresses by ID.
 	addrs func() map[string]string
+	// preferred, if set, names the voter the cluster map wants leading.
+	preferred func() string
 	// commitTimeout, if set, replaces raftConfig's CommitTimeout: how
 	// often an idle leader tells followers its commit index.
 	commitTimeout time.Duration
@@ -330,6 +332,9 @@ func (g *Group) Status() server.ClusterStatus {
 		CommitIndex:  g.raft.CommitIndex(),
 		AppliedIndex: g.raft.AppliedIndex(),
 		LastIndex:    g.raft.LastIndex(),
+	}
+	if g.preferred != nil {
+		st.PreferredLeader = g.preferred()
 	}
 	if matches := g.raft.MatchIndexes(); matches != nil {
 		for _, m := range g.Members() {

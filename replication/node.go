@@ -102,6 +102,7 @@ func Open(cfg Config, srv *server.Server) (*Node, error) {
 	n.main = newGroup(mainGroup, dir, n.self, logger)
 	n.main.onLeading = srv.LeadershipChanged
 	n.main.addrs = n.fsm.clientAddrs
+	n.main.preferred = func() string { return n.preferredLeader(mainGroup) }
 	n.groups[mainGroup] = n.main
 	srv.SetCluster(n) // before Raft starts: its first applies reach the server
 	if cfg.Transport == nil {
@@ -150,6 +151,7 @@ func (n *Node) HostDataGroup(id uint16) (*Group, error) {
 	g, err := n.openGroup(id, newGroupFSM(n.srv, n.logger.With("group", id), db), func(g *Group) {
 		g.onLeading = func(leading bool) { n.srv.GroupLeadershipChanged(id, leading) }
 		g.addrs = n.fsm.clientAddrs
+		g.preferred = func() string { return n.preferredLeader(id) }
 	})
 	if err != nil {
 		return nil, err

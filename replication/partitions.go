@@ -628,6 +628,20 @@ func (n *Node) balance(m *slotmap.Map, groups []slotmap.Group) {
 	}
 }
 
+// preferredLeader is the first voter the map gives group id, the leader
+// balance hands it to; "" before the cluster is partitioned.
+func (n *Node) preferredLeader(id uint16) string {
+	if n.parts == nil {
+		return ""
+	}
+	for _, g := range n.parts.meta.fsm.current().Groups() {
+		if g.ID == id && len(g.Voters) > 0 {
+			return g.Voters[0]
+		}
+	}
+	return ""
+}
+
 // CreateGroups partitions the cluster into count groups (see above). The
 // cluster must hold no keys; the caller (the server's command) checks.
 func (n *Node) CreateGroups(count int) error {

@@ -60,6 +60,10 @@ type ClusterStatus struct {
 	CommitIndex  uint64
 	AppliedIndex uint64
 	LastIndex    uint64
+	// PreferredLeader is the voter the cluster map wants to lead the
+	// group (its leaders are balanced by handing each group to it); ""
+	// when the cluster is not partitioned.
+	PreferredLeader string
 	// Followers is the leader's view of each other voter; empty on a
 	// follower.
 	Followers []FollowerStatus

@@ -225,11 +225,11 @@ func TestBlockedClientOfAMovedSlotIsRedirected(t *testing.T) {
 func TestInfoReplicationListsEveryGroup(t *testing.T) {
 	s, lc, lc2 := twoGroups(t, "q")
 	lc2.set(func() {
-		lc2.status = ClusterStatus{Role: "follower", Term: 7, LeaderID: "b", CommitIndex: 40, AppliedIndex: 39, LastIndex: 41}
+		lc2.status = ClusterStatus{Role: "follower", Term: 7, LeaderID: "b", PreferredLeader: "c", CommitIndex: 40, AppliedIndex: 39, LastIndex: 41}
 	})
 	info := connect(t, s).do("INFO", "replication")
 	want := []string{"raft_groups:2\r\n", "raft_group1:state=" + lc.status.Role + ",",
-		"raft_group2:state=follower,term=7,leader_id=b,commit_index=40,applied_index=39,last_index=41\r\n"}
+		"raft_group2:state=follower,term=7,leader_id=b,preferred_leader_id=c,commit_index=40,applied_index=39,last_index=41\r\n"}
 	for _, w := range want {
 		if !strings.Contains(info, w) {
 			t.Errorf("INFO replication has no %q:\n%s", w, info)

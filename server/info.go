@@ -291,8 +291,8 @@ func infoRaft(s *Server, b *strings.Builder) {
 		field(b, "raft_groups", len(s.groups))
 		for _, g := range s.groups {
 			gs := g.cl.Status()
-			fmt.Fprintf(b, "raft_group%d:state=%s,term=%d,leader_id=%s,commit_index=%d,applied_index=%d,last_index=%d\r\n",
-				g.id, gs.Role, gs.Term, gs.LeaderID, gs.CommitIndex, gs.AppliedIndex, gs.LastIndex)
+			fmt.Fprintf(b, "raft_group%d:state=%s,term=%d,leader_id=%s,preferred_leader_id=%s,commit_index=%d,applied_index=%d,last_index=%d\r\n",
+				g.id, gs.Role, gs.Term, gs.LeaderID, gs.PreferredLeader, gs.CommitIndex, gs.AppliedIndex, gs.LastIndex)
 		}
 	}
 }

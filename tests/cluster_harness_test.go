@@ -79,6 +79,7 @@ func StartCluster(t *testing.T, args ...string) *TestCluster {
 	t.Helper()
 	c := &TestCluster{t: t, args: args}
 	c.start()
+	c.logOnFailure()
 	return c
 }
 
@@ -99,6 +100,37 @@ func (c *TestCluster) start() {
 	c.t.Helper()
 	c.startNodes()
 	c.bootstrap()
+}
+
+// logOnFailure has a failed test print what each node logged that says
+// why a write's outcome could be unknown: elections, leadership changes,
+// slow disks. Registered after the nodes' own cleanups, it runs before
+// they are stopped.
+func (c *TestCluster) logOnFailure() {
+	c.t.Cleanup(func() {
+		if !c.t.Failed() {
+			return
+		}
+		for _, n := range c.Nodes {
+			var b strings.Builder
+			for _, line := range strings.SplitAfter(n.Output(), "\n") {
+				if notable(line) {
+					b.WriteString(line)
+				}
+			}
+			c.t.Logf("%s's notable log lines:\n%s", n.Name, tail(b.String(), 60))
+		}
+	})
+}
+
+// notable says whether a node's log line tells of Raft's state changing.
+func notable(line string) bool {
+	for _, s := range []string{"election", "leader", "Leader", "term", "transfer", "heartbeat", "timeout", "WARN", "ERROR", "slow"} {
+		if strings.Contains(line, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // startNodes starts three fresh cluster-enabled nodes, in no group yet.
@@ -421,6 +453,7 @@ func StartPartitionedCluster(t *testing.T, groups int, args ...string) *TestClus
 		}
 		n.ID = id.Str
 	}
+	c.logOnFailure()
 	c.WaitGroupsBalanced()
 	return c
 }
@@ -540,8 +573,50 @@ func (c *TestCluster) groupLeaders(balanced bool) ([]*ClusterNode, string) {
 		if len(leading) < min(running, c.groups) {
 			return nil, fmt.Sprintf("not balanced: %s", leaderNames(leaders))
 		}
+		// Balanced is also where leader balancing leaves the groups: each
+		// led by its preferred leader when that one runs, so no hand-over
+		// follows the wait.
+		for g, m := range leaders {
+			preferred, err := c.preferredLeader(m, g+1)
+			if err != nil {
+				return nil, err.Error()
+			}
+			if p := c.byID(preferred); p != m && p != nil && p.running() {
+				return nil, fmt.Sprintf("group %d is led by %s, its preferred leader is %s", g+1, m.Name, p.Name)
+			}
+		}
 	}
 	return leaders, ""
+}
+
+// preferredLeader is the ID of group g's preferred leader as n's INFO
+// replication names it.
+func (c *TestCluster) preferredLeader(n *ClusterNode, g int) (string, error) {
+	r, err := ask(n, "INFO", "replication")
+	if err != nil {
+		return "", err
+	}
+	prefix := fmt.Sprintf("raft_group%d:", g)
+	for _, line := range strings.Split(r.Str, "\r\n") {
+		if fields, ok := strings.CutPrefix(line, prefix); ok {
+			for _, f := range strings.Split(fields, ",") {
+				if id, ok := strings.CutPrefix(f, "preferred_leader_id="); ok {
+					return id, nil
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("%s's INFO replication names no preferred leader of group %d:\n%s", n.Name, g, r.Str)
+}
+
+// byID is the node with that ID, or nil.
+func (c *TestCluster) byID(id string) *ClusterNode {
+	for _, n := range c.Nodes {
+		if n.ID == id {
+			return n
+		}
+	}
+	return nil
 }
 
 func leaderNames(leaders []*ClusterNode) string {
