@@ -375,3 +375,34 @@ func (ch *Checker) AcknowledgedIn(key string, producer int) []string {
 	}
 	return out
 }
+
+// whereHeld says, for each payload, which running nodes hold it in their
+// own state (read with READONLY, so a follower answers too) and where:
+// when a write is missing from the leader, whether another node has it
+// tells a lost commit from a stale read.
+func (ch *Checker) whereHeld(c *TestCluster, payloads []string) string {
+	if len(payloads) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, n := range c.Nodes {
+		if !n.running() {
+			continue
+		}
+		contents, err := ch.readContents(readOnlyClient(c.t, n))
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", n.Name, err)
+			continue
+		}
+		held := map[string]string{}
+		for key, ps := range contents {
+			for i, p := range ps {
+				held[p] = fmt.Sprintf("%s[%d of %d]", key, i, len(ps))
+			}
+		}
+		for _, p := range payloads {
+			fmt.Fprintf(&b, "%s holds %s: %q\n", n.Name, p, held[p])
+		}
+	}
+	return b.String()
+}

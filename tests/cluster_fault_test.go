@@ -52,7 +52,7 @@ func faultCycles(t *testing.T, c *TestCluster, ch *Checker, cycles int, fault fu
 		report := ch.Check(ch.Contents(t, reader))
 		t.Logf("cycle %d (%v): %s", cycle, time.Since(start).Round(time.Millisecond), report)
 		if !report.Clean() {
-			t.Fatalf("cycle %d: %s\n%s", cycle, report, c.describe())
+			t.Fatalf("cycle %d: %s\n%s\n%s", cycle, report, ch.whereHeld(c, report.Lost), c.describe())
 		}
 	}
 }

@@ -1447,8 +1447,19 @@ func (r *Raft) processRPC(rpc RPC) {
 }
 
 // processHeartbeat is a special handler used just for heartbeat requests
-// so that they can be fast-pathed if a transport supports it. This must only
-// be called from the main thread.
+// so that they can be fast-pathed if a transport supports it.
+//
+// redstream: NetworkTransport calls it on the goroutine of the connection
+// the heartbeat came in on, not on the main thread. So it handles only a
+// heartbeat that changes neither this node's term nor its role: one from
+// the leader of its own term, reaching a follower. Any other is refused
+// (a failed AppendEntries in this node's term), and the sender's next
+// AppendEntries, which goes through the main loop, does what it must.
+// Upstream handles them all here, and a newer leader's heartbeat then
+// deposes a leader (sets its term and role) while its main loop may be
+// dispatching: the entries it dispatches then carry the newer term, two
+// different entries share an index and a term, log matching no longer
+// holds, and the deposed leader applies writes no other node has.
 func (r *Raft) processHeartbeat(rpc RPC) {
 	defer metrics.MeasureSince([]string{"raft", "rpc", "processHeartbeat"}, time.Now())
 
@@ -1462,7 +1473,21 @@ func (r *Raft) processHeartbeat(rpc RPC) {
 	// Ensure we are only handling a heartbeat
 	switch cmd := rpc.Command.(type) {
 	case *AppendEntriesRequest:
-		r.appendEntries(rpc, cmd)
+		// redstream: see above. What appendEntries does for such a
+		// heartbeat is done here, without its code that sets the term
+		// and role: were the check to go stale (this node turned
+		// candidate meanwhile), nothing here could change them.
+		resp := &AppendEntriesResponse{RPCHeader: r.getRPCHeader(), Term: r.getCurrentTerm(), LastLog: r.getLastIndex()}
+		if cmd.Term == resp.Term && r.getState() == Follower {
+			if len(cmd.Addr) > 0 {
+				r.setLeader(r.trans.DecodePeer(cmd.Addr), ServerID(cmd.ID))
+			} else {
+				r.setLeader(r.trans.DecodePeer(cmd.Leader), ServerID(cmd.ID))
+			}
+			r.setLastContact()
+			resp.Success = true
+		}
+		rpc.Respond(resp, nil)
 	default:
 		r.logger.Error("expected heartbeat, got", "command", hclog.Fmt("%#v", rpc.Command))
 		rpc.Respond(nil, fmt.Errorf("unexpected command"))
