@@ -30,69 +30,40 @@ func TestHandOverAnswersTheWritesInFlight(t *testing.T) {
 	}
 
 	const writers = 16
-	var mu sync.Mutex
-	outcomes := map[string]string{} // payload → "ok", or the error's first word
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			to := leader.addr
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				payload := fmt.Sprintf("w%d-%d", w, i)
-				err := clients[to].RPush(context.Background(), "q", payload).Err()
-				outcome := "ok"
-				if err != nil {
-					outcome, _, _ = strings.Cut(err.Error(), " ")
-					if outcome == "MOVED" { // MOVED slot host:port: write there from now on
-						f := strings.Fields(err.Error())
-						to = f[len(f)-1]
-					}
-				}
-				mu.Lock()
-				outcomes[payload] = outcome
-				mu.Unlock()
-			}
-		}()
+	to := make([]string, writers) // where each writer sends: MOVED moves it
+	for w := range to {
+		to[w] = leader.addr
 	}
-	acked := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		n := 0
-		for _, o := range outcomes {
-			if o == "ok" {
-				n++
-			}
+	log := &outcomeLog{}
+	stop := log.startWriters(writers, func(w int, payload string) error {
+		err := clients[to[w]].RPush(context.Background(), "q", payload).Err()
+		if err != nil && strings.HasPrefix(err.Error(), "MOVED ") { // MOVED slot host:port
+			f := strings.Fields(err.Error())
+			to[w] = f[len(f)-1]
 		}
-		return n
-	}
+		return err
+	})
+	acked := log.countAcked
 	for round := range 3 {
 		before := acked()
 		waitFor(t, "writes under the current leader", func() bool { return acked() >= before+200 })
 		from := leaderOf(t, nodes)
-		to := nodes[(indexOf(nodes, from)+1)%len(nodes)]
-		if err := from.node.main.TransferLeadership(to.node.Self().ID); err != nil {
-			t.Fatalf("round %d: handing over to %s: %v", round, to.addr, err)
+		next := nodes[(indexOf(nodes, from)+1)%len(nodes)]
+		if err := from.node.main.TransferLeadership(next.node.Self().ID); err != nil {
+			t.Fatalf("round %d: handing over to %s: %v", round, next.addr, err)
 		}
-		waitFor(t, "the new leader", func() bool { return to.node.Leading() })
+		waitFor(t, "the new leader", func() bool { return next.node.Leading() })
 	}
 	before := acked()
 	waitFor(t, "writes under the last leader", func() bool { return acked() >= before+200 })
-	close(stop)
-	wg.Wait()
+	stop()
 
 	final := leaderOf(t, nodes)
 	list, err := clients[final.addr].LRange(context.Background(), "q", 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkOutcomes(t, outcomes, list)
+	checkOutcomes(t, log.outcomes, list)
 }
 
 func indexOf(nodes []*testNode, n *testNode) int {
@@ -117,63 +88,98 @@ func TestDeposedLeaderSettlesItsWritesInFlight(t *testing.T) {
 	t.Cleanup(func() { c.Close() })
 
 	const writers = 8
-	var mu sync.Mutex
-	outcomes := map[string]string{}
-	var acked, afterCut int
-	cut := false
-	stop := make(chan struct{})
+	log := &outcomeLog{}
+	stop := log.startWriters(writers, func(_ int, payload string) error {
+		return c.RPush(context.Background(), "q", payload).Err()
+	})
+	waitFor(t, "writes to the leader", func() bool { return log.countAcked() >= 200 })
+	log.mark()
+	g.trans[from].DisconnectAll() // its messages to the others are lost; theirs reach it
+	g.leaderOtherThan(t, from)
+	// Every writer is answered for the write it had in flight at the cut,
+	// and then refused again, by a node that knows it does not lead.
+	waitFor(t, "every writer answered twice since the cut", func() bool { return log.countMarked() >= 2*writers })
+	stop()
+	g.heal()
+
+	reader := redis.NewClient(&redis.Options{Addr: leaderOf(t, g.nodes).addr})
+	defer reader.Close()
+	list, err := reader.LRange(context.Background(), "q", 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOutcomes(t, log.outcomes, list)
+}
+
+// outcomeLog records what became of each writer's writes.
+type outcomeLog struct {
+	mu       sync.Mutex
+	outcomes map[string]string // payload → "ok", or the error's first word
+	acked    int
+	marking  bool
+	marked   int // writes sent after mark
+}
+
+// startWriters starts n writers, each sending payloads w<n>-<i> with
+// push until the returned stop is called (it waits for them).
+func (l *outcomeLog) startWriters(n int, push func(w int, payload string) error) (stop func()) {
+	l.outcomes = map[string]string{}
+	done := make(chan struct{})
 	var wg sync.WaitGroup
-	for w := range writers {
+	for w := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := 0; ; i++ {
 				select {
-				case <-stop:
+				case <-done:
 					return
 				default:
 				}
 				payload := fmt.Sprintf("w%d-%d", w, i)
-				wasCut := func() bool { mu.Lock(); defer mu.Unlock(); return cut }()
-				err := c.RPush(context.Background(), "q", payload).Err()
-				outcome := "ok"
-				if err != nil {
-					outcome, _, _ = strings.Cut(err.Error(), " ")
-				}
-				mu.Lock()
-				outcomes[payload] = outcome
-				if outcome == "ok" {
-					acked++
-				}
-				if wasCut {
-					afterCut++
-				}
-				mu.Unlock()
+				l.mu.Lock()
+				marked := l.marking
+				l.mu.Unlock()
+				l.record(payload, push(w, payload), marked)
 			}
 		}()
 	}
-	count := func(n *int) func() int {
-		return func() int { mu.Lock(); defer mu.Unlock(); return *n }
-	}
-	waitFor(t, "writes to the leader", func() bool { return count(&acked)() >= 200 })
-	mu.Lock()
-	cut = true
-	mu.Unlock()
-	g.trans[from].DisconnectAll() // its messages to the others are lost; theirs reach it
-	g.leaderOtherThan(t, from)
-	// Every writer is answered for the write it had in flight at the cut,
-	// and then refused again, by a node that knows it does not lead.
-	waitFor(t, "every writer answered twice since the cut", func() bool { return count(&afterCut)() >= 2*writers })
-	close(stop)
-	wg.Wait()
-	g.heal()
+	return func() { close(done); wg.Wait() }
+}
 
-	leader := leaderOf(t, g.nodes)
-	list, err := redis.NewClient(&redis.Options{Addr: leader.addr}).LRange(context.Background(), "q", 0, -1).Result()
+func (l *outcomeLog) record(payload string, err error, marked bool) {
+	outcome := "ok"
 	if err != nil {
-		t.Fatal(err)
+		outcome, _, _ = strings.Cut(err.Error(), " ")
 	}
-	checkOutcomes(t, outcomes, list)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.outcomes[payload] = outcome
+	if outcome == "ok" {
+		l.acked++
+	}
+	if marked {
+		l.marked++
+	}
+}
+
+// mark starts counting the writes sent from now on (countMarked).
+func (l *outcomeLog) mark() {
+	l.mu.Lock()
+	l.marking = true
+	l.mu.Unlock()
+}
+
+func (l *outcomeLog) countAcked() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.acked
+}
+
+func (l *outcomeLog) countMarked() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.marked
 }
 
 // checkOutcomes fails the test unless each acknowledged payload is in
