@@ -71,6 +71,12 @@ func runServer(c *ucli.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	// Signals are caught from before the port opens: a client (a test
+	// harness, a supervisor) that sees it open may send SIGTERM at once,
+	// and the default action would kill the process without a clean stop.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
 	if err := srv.Listen(); err != nil {
 		return explainListenError(err, cfg.Port)
 	}
@@ -94,7 +100,7 @@ func runServer(c *ucli.Context) (err error) {
 		addrs = append(addrs, a.Network()+"://"+a.String())
 	}
 	logger.Info("ready to accept connections", "addr", strings.Join(addrs, ","))
-	return serveUntilStopped(srv, dur, logger)
+	return serveUntilStopped(srv, dur, logger, sigs)
 }
 
 // explainListenError adds to a bind failure how to choose another port,
@@ -112,14 +118,11 @@ func explainListenError(err error, port int) error {
 	return fmt.Errorf("%w\n  %s; to use another port: redstream server --port 6380 (or make run ARGS='--port 6380')", err, hint)
 }
 
-// serveUntilStopped serves until SIGTERM/SIGINT or a SHUTDOWN command,
+// serveUntilStopped serves until SIGTERM/SIGINT (on sigs) or a SHUTDOWN command,
 // then closes the server cleanly. On a signal the server saves first
 // when save points are set, as Redis does; if that save fails it still
 // stops (the AOF, when on, is closed whole), and the exit status says so.
-func serveUntilStopped(srv *server.Server, dur *durability, logger *slog.Logger) error {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(sigs)
+func serveUntilStopped(srv *server.Server, dur *durability, logger *slog.Logger, sigs <-chan os.Signal) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()
 	var saveErr error
