@@ -1626,10 +1626,18 @@ func (r *Raft) appendEntries(rpc RPC, a *AppendEntriesRequest) {
 		metrics.MeasureSince([]string{"raft", "rpc", "appendEntries", "storeLogs"}, start)
 	}
 
-	// Update the commit index
-	if a.LeaderCommitIndex > 0 && a.LeaderCommitIndex > r.getCommitIndex() {
+	// Update the commit index. redstream: only as far as this request
+	// shows that our log agrees with the leader's, its last entry (or the
+	// previous one it names, when it carries none), not to the end of our
+	// log: entries past it may be a deposed leader's that this leader
+	// never had, and applying them would make this node's state differ
+	// from the others' (Raft paper, figure 2: "index of last new entry").
+	verified := a.PrevLogEntry
+	if n := len(a.Entries); n > 0 {
+		verified = a.Entries[n-1].Index
+	}
+	if idx := min(a.LeaderCommitIndex, verified); idx > 0 && idx > r.getCommitIndex() {
 		start := time.Now()
-		idx := min(a.LeaderCommitIndex, r.getLastIndex())
 		r.setCommitIndex(idx)
 		if r.configurations.latestIndex <= idx {
 			r.setCommittedConfiguration(r.configurations.latest, r.configurations.latestIndex)
