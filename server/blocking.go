@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"container/list"
 	"time"
 
@@ -238,10 +237,24 @@ func (s *Server) countUnblocked(b *blockState, failed bool) {
 	s.stats.commands++
 }
 
+// cloneArgv copies argv into memory of its own, in two allocations
+// (every proposed write is cloned, so not one per argument). The
+// arguments share one array; each is capped at its length, so appending
+// to one never writes into the next.
 func cloneArgv(argv [][]byte) [][]byte {
+	n := 0
+	for _, a := range argv {
+		n += len(a)
+	}
+	data := make([]byte, 0, n)
 	out := make([][]byte, len(argv))
 	for i, a := range argv {
-		out[i] = bytes.Clone(a)
+		if a == nil {
+			continue // stays nil, as bytes.Clone keeps it
+		}
+		at := len(data)
+		data = append(data, a...)
+		out[i] = data[at:len(data):len(data)]
 	}
 	return out
 }
