@@ -102,6 +102,10 @@ func RunPartitions(opt PartitionsOptions) error {
 		}
 	}
 	printPartitionsTable(opt.Out, rounds)
+	fsync, err := measureFsyncCost(os.TempDir(), 2000)
+	for _, line := range costModelLines(rounds, fsync, err) {
+		fmt.Fprintln(opt.Out, line)
+	}
 	return nil
 }
 

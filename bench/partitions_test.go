@@ -333,3 +333,22 @@ func TestAwaitBalancedSettles(t *testing.T) {
 		}
 	}
 }
+
+// batchCostModel recovers a line it was given, ignores runs perf could
+// not count, and declines with fewer than two batch sizes.
+func TestBatchCostModelFitsALine(t *testing.T) {
+	run := func(fsyncs, cpu float64) partitionRun {
+		return partitionRun{fsyncs: fsyncs, cpu: [3]float64{cpu, 0, 0}}
+	}
+	runs := []partitionRun{run(0.1, 12+0.1*250), run(0.3, 12+0.3*250), run(0.4, 12+0.4*250), run(math.NaN(), 999)}
+	a, b, ok := batchCostModel(runs)
+	if !ok || math.Abs(a-12) > 1e-9 || math.Abs(b-250) > 1e-9 {
+		t.Fatalf("fit = %v + %v x, ok %v; want 12 + 250 x", a, b, ok)
+	}
+	if _, _, ok := batchCostModel(runs[:1]); ok {
+		t.Fatal("one run fitted a line")
+	}
+	if _, _, ok := batchCostModel([]partitionRun{run(0.2, 10), run(0.2, 20)}); ok {
+		t.Fatal("runs of one batch size fitted a line")
+	}
+}
