@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redstream/redstream/server"
 )
 
 // WAIT and INFO replication count what each follower's log holds (its
@@ -89,4 +90,51 @@ func slaveOffsets(t *testing.T, rdb *redis.Client) []uint64 {
 		out = append(out, n)
 	}
 	return out
+}
+
+// A connection that wrote to two groups is told how many replicas hold
+// its writes in both: the fewest of either group. Here group 2 has no
+// voter but its leader, so WAIT answers 0 after an RPUSH to it, even
+// when the connection's last write went to group 1, whose two
+// followers hold it (counting only the last-written group said 2).
+func TestWaitCountsEveryGroupTheConnectionWroteTo(t *testing.T) {
+	nodes := startGroup(t)
+	leader := nodes[0]
+	alone, err := leader.node.HostDataGroup(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := alone.Bootstrap([]server.ClusterMember{leader.node.Self()}); err != nil {
+		t.Fatal(err)
+	}
+	q := []byte("q")
+	if err := leader.srv.AssignSlots(server.KeySlot(q), server.KeySlot(q), 2); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "group 2 to elect its only voter", alone.Leading)
+	ctx := context.Background()
+	client := func() *redis.Client {
+		c := redis.NewClient(&redis.Options{Addr: leader.addr, MaxRetries: -1})
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+
+	one := client()
+	if err := one.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := one.Wait(ctx, 2, 10*time.Second).Result(); err != nil || n != 2 {
+		t.Fatalf("WAIT 2 after a write to group 1 only = %d, %v; want 2", n, err)
+	}
+
+	both := client()
+	if err := both.RPush(ctx, "q", "a").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := both.Set(ctx, "k", "w", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := both.Wait(ctx, 2, 200*time.Millisecond).Result(); err != nil || n != 0 {
+		t.Fatalf("WAIT 2 200 after writes to groups 2 and 1 = %d, %v; want 0 (group 2 has no replica)", n, err)
+	}
 }

@@ -83,9 +83,12 @@ type Client struct {
 	// proposingTo is the group c's awaited proposals went to: a write to
 	// another group waits for their replies (proposable).
 	proposingTo *clusterGroup
-	stashed     [][]byte // the command read behind them, run once they are answered
-	readonly    bool     // READONLY: a follower serves its reads (stale) instead of redirecting
-	asking      bool     // ASKING: the next command of a moving slot goes to the slot's target group (moves.go)
+	// wroteTo is every group c has sent a write to, each once: WAIT
+	// counts the replicas that hold c's writes in all of them.
+	wroteTo  []*clusterGroup
+	stashed  [][]byte // the command read behind them, run once they are answered
+	readonly bool     // READONLY: a follower serves its reads (stale) instead of redirecting
+	asking   bool     // ASKING: the next command of a moving slot goes to the slot's target group (moves.go)
 }
 
 type replyMode uint8

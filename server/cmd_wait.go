@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"time"
 
 	"github.com/redstream/redstream/resp"
@@ -12,11 +13,14 @@ var waitSpecs = []spec{
 }
 
 // waitCommand answers how many replicas hold the connection's writes.
-// Alone, a node has none. In a cluster, the leader of the group the
-// connection last wrote to (the first group if it wrote nothing) counts
-// the followers whose Raft logs hold every entry it had applied when
-// WAIT came (and so every write this connection was answered; an index
-// taken later would chase other clients' writes under load). When
+// Alone, a node has none. In a cluster, for each group the connection
+// has written to and this node still leads (the first group if none),
+// the leader counts the followers whose Raft logs hold every entry it
+// had applied when WAIT came (and so every write this connection was
+// answered; an index taken later would chase other clients' writes under
+// load); the answer is the smallest count, the replicas that hold the
+// writes in every group. A group this node no longer leads is left out:
+// its new leader holds those writes and knows their replicas. When
 // numreplicas asks for more, it waits until that many do or the timeout
 // passes (0: until the client goes), as Redis waits for its replicas'
 // acknowledgements.
@@ -35,19 +39,29 @@ func waitCommand(x *Ctx) {
 		x.error(resp.ErrTimeoutNegative)
 		return
 	}
-	cl := x.s.cluster
-	if x.c != nil && x.c.proposingTo != nil {
-		cl = x.c.proposingTo.cl // the group its last write went to (groups.go)
+	type written struct {
+		cl      Cluster
+		applied uint64
 	}
-	var applied uint64
-	if cl != nil {
-		applied = cl.Status().AppliedIndex
+	var groups []written
+	if x.c != nil {
+		for _, g := range x.c.wroteTo {
+			if g.cl.Leading() {
+				groups = append(groups, written{g.cl, g.cl.Status().AppliedIndex})
+			}
+		}
+	}
+	if cl := x.s.cluster; len(groups) == 0 && cl != nil {
+		groups = append(groups, written{cl, cl.Status().AppliedIndex})
 	}
 	replicas := func() int64 {
-		if cl == nil {
-			return 0
+		n := -1
+		for _, g := range groups {
+			if r := g.cl.Replicas(g.applied); n < 0 || r < n {
+				n = r
+			}
 		}
-		return int64(cl.Replicas(applied))
+		return int64(max(n, 0))
 	}
 	have := replicas()
 	if want <= have || x.c == nil || !x.mayBlock() {
@@ -63,7 +77,7 @@ func waitCommand(x *Ctx) {
 			timeout = t.C
 		}
 		var poll <-chan time.Time
-		if cl != nil { // a follower's acknowledgement is not an event here: look every millisecond
+		if len(groups) > 0 { // a follower's acknowledgement is not an event here: look every millisecond
 			t := time.NewTicker(time.Millisecond)
 			defer t.Stop()
 			poll = t.C
@@ -81,4 +95,11 @@ func waitCommand(x *Ctx) {
 			}
 		}
 	})
+}
+
+// wrote notes that c sent a write to g (wroteTo). Lock should be held.
+func (c *Client) wrote(g *clusterGroup) {
+	if !slices.Contains(c.wroteTo, g) {
+		c.wroteTo = append(c.wroteTo, g)
+	}
 }

@@ -202,6 +202,7 @@ func (s *Server) proposeToLed(c *Client, argv [][]byte, now int64) {
 		p := &g.prop
 		p.recs = append(p.recs, Record{Time: now, DB: c.db, Argv: cloneArgv(argv)})
 		p.owners = append(p.owners, proposal{c: c, proto: c.out.Proto, fan: f, uncounted: i > 0})
+		c.wrote(g)
 	}
 	c.awaiting++
 	// The groups commit independently: a write behind this one, even to

@@ -251,6 +251,7 @@ func (c *Client) proposeExec(start time.Time) bool {
 	p.owners = append(p.owners, owners...)
 	c.awaiting++
 	c.proposingTo = g
+	c.wrote(g)
 	s.loop.wake()
 	return true
 }
@@ -360,6 +361,7 @@ func (s *Server) propose(g *clusterGroup, c *Client, argv [][]byte, now int64, w
 	p.recs = append(p.recs, Record{Time: now, DB: c.db, Argv: cloneArgv(argv)})
 	p.owners = append(p.owners, proposal{c: c, proto: c.out.Proto, waiter: waiter})
 	s.countMoving(g, argv, &p.owners[len(p.owners)-1])
+	c.wrote(g)
 	if waiter {
 		c.blocked.inflight = true
 	} else {

@@ -127,6 +127,7 @@ func (s *Server) decideHeldExec(g *clusterGroup, h *heldExec) (proposed bool) {
 		p.owners = append(owners, p.owners...)
 		c.awaiting++
 		c.proposingTo = g
+		c.wrote(g)
 		return true
 	}
 	if h.silent {
