@@ -13,8 +13,11 @@ import (
 
 // fsyncCost is what one small append and fdatasync costs on this
 // machine's disk, alone: the CPU of the calling thread (the kernel's work
-// for the write and the sync) and the wall time.
-type fsyncCost struct{ cpu, wall time.Duration }
+// for the write and the sync) and the wall time, in directory dir.
+type fsyncCost struct {
+	dir       string
+	cpu, wall time.Duration
+}
 
 // measureFsyncCost appends 2 KiB and fdatasyncs, n times, in a file
 // written ahead as the Raft log's segments are (so no sync changes the
@@ -46,7 +49,7 @@ func measureFsyncCost(dir string, n int) (fsyncCost, error) {
 		}
 	}
 	per := time.Duration(n)
-	return fsyncCost{cpu: (threadCPU() - cpu0) / per, wall: time.Since(began) / per}, nil
+	return fsyncCost{dir: dir, cpu: (threadCPU() - cpu0) / per, wall: time.Since(began) / per}, nil
 }
 
 // threadCPU is the calling thread's user+system time.
@@ -96,7 +99,7 @@ func costModelLines(rounds [][]partitionRun, fsync fsyncCost, fsyncErr error) []
 		lines = append(lines, "fdatasync alone: not measured: "+fsyncErr.Error())
 	} else {
 		lines = append(lines, fmt.Sprintf("fdatasync alone on this disk (2 KiB append, %s): %s CPU, %s wall per call",
-			filepath.Clean(os.TempDir()), format(float64(fsync.cpu)/1e3, "µs"), format(float64(fsync.wall)/1e3, "µs")))
+			filepath.Clean(fsync.dir), format(float64(fsync.cpu)/1e3, "µs"), format(float64(fsync.wall)/1e3, "µs")))
 	}
 	return lines
 }
