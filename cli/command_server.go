@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/redstream/redstream/persistence"
+	"github.com/redstream/redstream/replication"
 	"github.com/redstream/redstream/server"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -92,6 +93,7 @@ func runServer(c *ucli.Context) (err error) {
 			return err
 		}
 		defer node.Close() // after the server: its last replies may wait on the group
+		defer replication.StartProcsGovernor(logger).Stop()
 	} else if err := dur.load(srv); err != nil {
 		return err
 	}

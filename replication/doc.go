@@ -31,6 +31,11 @@
 // the source's log marking the move, is in server/moves.go). The rest of
 // this page describes one group, the main one.
 //
+// A cluster process sizes GOMAXPROCS by its load (procs.go, started by
+// the server command): one P while it uses less than most of a core,
+// since each goroutine hand-off below costs a thread wake-up while a P
+// is idle.
+//
 // # A write's way
 //
 //	client ──RPUSH q x──▶ leader's event loop (server/propose.go)

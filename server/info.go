@@ -89,6 +89,7 @@ func infoServer(s *Server, b *strings.Builder) {
 	field(b, "arch_bits", strconv.IntSize)
 	field(b, "multiplexing_api", "go-netpoll")
 	field(b, "go_version", runtime.Version())
+	field(b, "go_maxprocs", runtime.GOMAXPROCS(0)) // a cluster node sizes it by load (replication/procs.go)
 	field(b, "process_id", os.Getpid())
 	field(b, "process_supervised", "no")
 	field(b, "run_id", s.runID)
