@@ -226,6 +226,7 @@ func countFsyncs(t *Target) *fsyncCounter {
 	f.cmd = exec.Command(perf, "stat", "-x", ",", "-e", "syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync",
 		"-p", strconv.Itoa(t.Pid()))
 	f.cmd.Stderr = &f.out
+	f.cmd.SysProcAttr = dieWithBench()
 	if f.cmd.Start() != nil {
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -112,6 +113,7 @@ func start(name, exe string, args, env []string, dir string, port int) (*Target,
 func (t *Target) launch(logPath string) error {
 	cmd := exec.Command(t.exe, t.args...)
 	cmd.Env = t.env
+	cmd.SysProcAttr = dieWithBench()
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
@@ -301,4 +303,14 @@ func cpuTimes(targets []*Target) ([]time.Duration, error) {
 		}
 	}
 	return times, nil
+}
+
+// dieWithBench makes a child process get SIGKILL when the bench dies,
+// however it dies: a bench stopped with Ctrl-C or killed used to leave
+// its servers (three cluster nodes, redis-server, NATS) running. Linux
+// sends the signal when the thread that started the child ends; Go ends
+// a thread only when a goroutine locked to it returns without
+// unlocking, which the bench process never does.
+func dieWithBench() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
