@@ -30,7 +30,7 @@ require (
 	github.com/hashicorp/go-immutable-radix v1.3.1 // indirect
 	github.com/hashicorp/go-metrics v0.7.0 // indirect
 	github.com/hashicorp/go-msgpack v1.1.5 // indirect
-	github.com/hashicorp/go-msgpack/v2 v2.1.5 // indirect
+	github.com/hashicorp/go-msgpack/v2 v2.1.5
 	github.com/hashicorp/golang-lru v1.0.2 // indirect
 	github.com/klauspost/compress v1.20.0 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
@@ -47,6 +47,6 @@ require (
 	golang.org/x/exp v0.0.0-20220827204233-334a2380cb91 // indirect
 )
 
-// hashicorp/raft v1.8.0 with two changes, the leader writing its own log
-// while it replicates and MatchIndexes (third_party/raft/REDSTREAM.md).
+// hashicorp/raft v1.8.0 with the changes third_party/raft/REDSTREAM.md
+// lists and argues for.
 replace github.com/hashicorp/raft => ./third_party/raft

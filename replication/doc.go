@@ -70,8 +70,9 @@
 // changes (DESIGN principle 2).
 //
 // The leader writes its own log while the followers write theirs
-// (third_party/raft, a copy of hashicorp/raft v1.8.0 with this change
-// and four fixes; REDSTREAM.md there says what and why). Upstream, the leader
+// (third_party/raft, a copy of hashicorp/raft v1.8.0 with this change,
+// four fixes and a hand-written AppendEntries encoding; REDSTREAM.md
+// there says what and why). Upstream, the leader
 // fsyncs a batch before it sends it, so a commit waited for two fsyncs
 // in a row. The leader still counts itself as holding an entry only
 // once its own write has returned, so "committed" keeps meaning "durable

@@ -189,6 +189,8 @@ type netConn struct {
 	w      *bufio.Writer
 	dec    *codec.Decoder
 	enc    *codec.Encoder
+	r      *bufio.Reader // under dec, read directly by fastwire.go
+	buf    []byte        // fastwire.go's encoding space
 }
 
 func (n *netConn) Release() error {
@@ -413,10 +415,12 @@ func (n *NetworkTransport) getConn(target ServerAddress) (*netConn, error) {
 	}
 
 	// Wrap the conn
+	r := bufio.NewReader(conn)
 	netConn := &netConn{
 		target: target,
 		conn:   conn,
-		dec:    codec.NewDecoder(bufio.NewReader(conn), &codec.MsgpackHandle{}),
+		dec:    codec.NewDecoder(r, &codec.MsgpackHandle{}),
+		r:      r,
 		w:      bufio.NewWriterSize(conn, connSendBufferSize),
 	}
 
@@ -619,7 +623,7 @@ func (n *NetworkTransport) handleConn(connCtx context.Context, conn net.Conn) {
 		default:
 		}
 
-		if err := n.handleCommand(r, dec, enc); err != nil {
+		if err := n.handleCommand(r, dec, enc, w); err != nil {
 			if err != io.EOF {
 				n.logger.Error("failed to decode incoming command", "error", err)
 			}
@@ -633,7 +637,7 @@ func (n *NetworkTransport) handleConn(connCtx context.Context, conn net.Conn) {
 }
 
 // handleCommand is used to decode and dispatch a single command.
-func (n *NetworkTransport) handleCommand(r *bufio.Reader, dec *codec.Decoder, enc *codec.Encoder) error {
+func (n *NetworkTransport) handleCommand(r *bufio.Reader, dec *codec.Decoder, enc *codec.Encoder, w *bufio.Writer) error {
 	getTypeStart := time.Now()
 
 	// Get the rpc type
@@ -659,7 +663,8 @@ func (n *NetworkTransport) handleCommand(r *bufio.Reader, dec *codec.Decoder, en
 	switch rpcType {
 	case rpcAppendEntries:
 		var req AppendEntriesRequest
-		if err := dec.Decode(&req); err != nil {
+		wr := wireReader{r: r} // redstream: by hand, fastwire.go
+		if err := wr.appendEntriesRequest(&req); err != nil {
 			return err
 		}
 		rpc.Command = &req
@@ -749,6 +754,10 @@ RESP:
 		if resp.Error != nil {
 			respErr = resp.Error.Error()
 		}
+		if ae, ok := resp.Response.(*AppendEntriesResponse); ok { // redstream: fastwire.go
+			_, err := w.Write(appendAppendEntriesResponse(w.AvailableBuffer(), respErr, ae))
+			return err
+		}
 		if err := enc.Encode(respErr); err != nil {
 			return err
 		}
@@ -766,6 +775,18 @@ RESP:
 // decodeResponse is used to decode an RPC response and reports whether
 // the connection can be reused.
 func decodeResponse(conn *netConn, resp interface{}) (bool, error) {
+	if ae, ok := resp.(*AppendEntriesResponse); ok { // redstream: fastwire.go
+		wr := wireReader{r: conn.r}
+		rpcError, err := wr.appendEntriesResponse(ae)
+		if err != nil {
+			_ = conn.Release()
+			return false, err
+		}
+		if rpcError != "" {
+			return true, errors.New(rpcError)
+		}
+		return true, nil
+	}
 	// Decode the error if any
 	var rpcError string
 	if err := conn.dec.Decode(&rpcError); err != nil {
@@ -795,6 +816,22 @@ func sendRPC(conn *netConn, rpcType uint8, args interface{}) error {
 	}
 
 	// Send the request
+	if req, ok := args.(*AppendEntriesRequest); ok { // redstream: fastwire.go
+		if b, ok := appendAppendEntriesRequest(conn.buf[:0], req); ok {
+			if cap(b) <= maxKeptWireBuffer {
+				conn.buf = b[:0]
+			}
+			if _, err := conn.w.Write(b); err != nil {
+				_ = conn.Release()
+				return err
+			}
+			if err := conn.w.Flush(); err != nil {
+				_ = conn.Release()
+				return err
+			}
+			return nil
+		}
+	}
 	if err := conn.enc.Encode(args); err != nil {
 		_ = conn.Release()
 		return err
