@@ -68,10 +68,10 @@ func appendInt(b []byte, v int64) []byte {
 	return binary.BigEndian.AppendUint64(append(b, 0xd3), uint64(v))
 }
 
-func appendBytes(b, v []byte) []byte {
+// appendRaw appends v as a raw string, the form of field names, error
+// texts and non-nil []byte alike.
+func appendRaw[T string | []byte](b []byte, v T) []byte {
 	switch n := len(v); {
-	case v == nil:
-		return append(b, 0xc0)
 	case n < 32:
 		b = append(b, 0xa0|byte(n))
 	case n <= 0xffff:
@@ -82,8 +82,15 @@ func appendBytes(b, v []byte) []byte {
 	return append(b, v...)
 }
 
-// appendKey appends a field name (all shorter than 32 bytes).
-func appendKey(b []byte, k string) []byte { return append(append(b, 0xa0|byte(len(k))), k...) }
+func appendBytes(b, v []byte) []byte {
+	if v == nil {
+		return append(b, 0xc0)
+	}
+	return appendRaw(b, v)
+}
+
+// appendKey appends a field name.
+func appendKey(b []byte, k string) []byte { return appendRaw(b, k) }
 
 func appendBool(b []byte, v bool) []byte {
 	if v {
@@ -139,7 +146,7 @@ func appendAppendEntriesRequest(b []byte, req *AppendEntriesRequest) ([]byte, bo
 // appendAppendEntriesResponse appends the reply to an AppendEntries as
 // handleCommand sends it: the error text ("" for none), then resp.
 func appendAppendEntriesResponse(b []byte, rpcErr string, resp *AppendEntriesResponse) []byte {
-	b = appendBytes(b, append([]byte{}, rpcErr...)) // never nil: "" is 0xa0
+	b = appendRaw(b, rpcErr) // a string: "" is 0xa0, never nil
 	b = append(b, 0x87)
 	b = appendBytes(appendKey(b, "Addr"), resp.Addr)
 	b = appendBytes(appendKey(b, "ID"), resp.ID)

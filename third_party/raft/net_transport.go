@@ -816,23 +816,7 @@ func sendRPC(conn *netConn, rpcType uint8, args interface{}) error {
 	}
 
 	// Send the request
-	if req, ok := args.(*AppendEntriesRequest); ok { // redstream: fastwire.go
-		if b, ok := appendAppendEntriesRequest(conn.buf[:0], req); ok {
-			if cap(b) <= maxKeptWireBuffer {
-				conn.buf = b[:0]
-			}
-			if _, err := conn.w.Write(b); err != nil {
-				_ = conn.Release()
-				return err
-			}
-			if err := conn.w.Flush(); err != nil {
-				_ = conn.Release()
-				return err
-			}
-			return nil
-		}
-	}
-	if err := conn.enc.Encode(args); err != nil {
+	if err := encodeRequest(conn, args); err != nil {
 		_ = conn.Release()
 		return err
 	}
@@ -843,6 +827,21 @@ func sendRPC(conn *netConn, rpcType uint8, args interface{}) error {
 		return err
 	}
 	return nil
+}
+
+// encodeRequest writes args to conn's buffer: an AppendEntries by hand
+// (redstream: fastwire.go), anything else with the codec.
+func encodeRequest(conn *netConn, args interface{}) error {
+	if req, ok := args.(*AppendEntriesRequest); ok {
+		if b, ok := appendAppendEntriesRequest(conn.buf[:0], req); ok {
+			if cap(b) <= maxKeptWireBuffer {
+				conn.buf = b[:0]
+			}
+			_, err := conn.w.Write(b)
+			return err
+		}
+	}
+	return conn.enc.Encode(args)
 }
 
 // newNetPipeline is used to construct a netPipeline from a given transport and
