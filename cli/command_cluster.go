@@ -247,12 +247,65 @@ func infoField(info, name string) string {
 	return ""
 }
 
-func (a *clusterAdmin) addNode(leader string, n clusterNode) error {
-	if _, err := a.do(leader, "CLUSTER", "ADDNODE", n.id, n.addr, n.busAddr); err != nil {
-		return err
+// addNode makes n a voter of the group the nodes at members are in. A
+// new voter is needed for the next commit at once (one voter becoming
+// two), so one that answers slowly can cost the leader its lease: ADDNODE
+// then fails with "leadership lost", the change may or may not have
+// taken effect, and the group elects a leader, maybe another one. So
+// addNode sends ADDNODE to whichever node leads at the time, again until
+// one answers OK (committed) or the timeout passes; adding a voter that
+// is one already changes nothing. An error that says the request itself
+// is wrong ends it at once.
+func (a *clusterAdmin) addNode(members []string, n clusterNode) error {
+	deadline := time.Now().Add(a.timeout)
+	for {
+		leader, err := a.leaderAmong(members)
+		if err == nil {
+			_, err = a.do(leader.addr, "CLUSTER", "ADDNODE", n.id, n.addr, n.busAddr)
+			if err == nil {
+				fmt.Fprintf(a.out, "added %s (%s, bus %s)\n", n.id, n.addr, n.busAddr)
+				return nil
+			}
+			if !transient(err) {
+				return err
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("adding %s: %w (still failing after %s)", n.addr, err, a.timeout)
+		}
+		fmt.Fprintf(a.out, "adding %s: %v; asking the leader again\n", n.addr, err)
+		time.Sleep(100 * time.Millisecond) // nothing notifies an election's end
 	}
-	fmt.Fprintf(a.out, "added %s (%s, bus %s)\n", n.id, n.addr, n.busAddr)
-	return nil
+}
+
+// leaderAmong finds the group's leader from the first of addrs that
+// knows one.
+func (a *clusterAdmin) leaderAmong(addrs []string) (clusterNode, error) {
+	var err error
+	for _, addr := range addrs {
+		var l clusterNode
+		if l, err = a.leader(addr); err == nil {
+			return l, nil
+		}
+	}
+	return clusterNode{}, err
+}
+
+// transient reports an error that a group electing a leader gives, after
+// which the same request may succeed.
+func transient(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) || errors.Is(err, io.EOF) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"leadership lost", "not the leader", "knows no leader", "leadership transfer",
+		"MOVED", "CLUSTERDOWN", "TRYAGAIN", "UNKNOWN", "LOADING", "timed out"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func runClusterCreate(c *ucli.Context) error {
@@ -280,13 +333,17 @@ func runClusterCreate(c *ucli.Context) error {
 	if err := a.waitLeading(addrs[0]); err != nil {
 		return err
 	}
-	for _, n := range nodes[1:] {
-		if err := a.addNode(addrs[0], n); err != nil {
+	for i, n := range nodes[1:] {
+		if err := a.addNode(addrs[:i+1], n); err != nil {
 			return err
 		}
 	}
 	if groups := c.Int("groups"); groups > 1 {
-		if _, err := a.do(addrs[0], "CLUSTER", "CREATEGROUPS", groups); err != nil {
+		leader, err := a.leaderAmong(addrs)
+		if err != nil {
+			return err
+		}
+		if _, err := a.do(leader.addr, "CLUSTER", "CREATEGROUPS", groups); err != nil {
 			return err
 		}
 		if err := a.waitServed(addrs, groups); err != nil {
@@ -340,11 +397,7 @@ func runClusterAddNode(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	leader, err := a.leader(args[1])
-	if err != nil {
-		return err
-	}
-	return a.addNode(leader.addr, n)
+	return a.addNode(args[1:], n)
 }
 
 func runClusterDelNode(c *ucli.Context) error {

@@ -27,6 +27,17 @@ type fakeGroup struct {
 	members []server.ClusterMember // by ID
 	leader  string
 	term    uint64
+	// addFaults fail the next AddNode calls, one each, as Raft fails a
+	// configuration change whose leader lost its lease while committing
+	// it (a new voter that answers slowly makes that happen).
+	addFaults []addFault
+}
+
+// addFault is one such failure: the change may have taken effect or
+// not, and another voter may lead afterwards.
+type addFault struct {
+	applied   bool
+	newLeader string // "" leaves the leader as it was
 }
 
 func (g *fakeGroup) size() int {
@@ -102,9 +113,24 @@ func (n *fakeNode) AddNode(m server.ClusterMember) error {
 	if n.g.leader != n.self.ID {
 		return errors.New("node is not the leader")
 	}
-	n.g.members = append(n.g.members, m)
-	slices.SortFunc(n.g.members, func(a, b server.ClusterMember) int { return strings.Compare(a.ID, b.ID) })
-	return nil
+	var fault *addFault
+	if len(n.g.addFaults) > 0 {
+		fault = &n.g.addFaults[0]
+		n.g.addFaults = n.g.addFaults[1:]
+	}
+	if fault == nil || fault.applied {
+		// Adding a voter again changes nothing, as in Raft.
+		n.g.members = slices.DeleteFunc(n.g.members, func(old server.ClusterMember) bool { return old.ID == m.ID })
+		n.g.members = append(n.g.members, m)
+		slices.SortFunc(n.g.members, func(a, b server.ClusterMember) int { return strings.Compare(a.ID, b.ID) })
+	}
+	if fault == nil {
+		return nil
+	}
+	if fault.newLeader != "" {
+		n.g.leader, n.g.term = fault.newLeader, n.g.term+1
+	}
+	return errors.New("leadership lost while committing log")
 }
 
 func (n *fakeNode) RemoveNode(id string) error {
@@ -246,6 +272,39 @@ func TestClusterCommands(t *testing.T) {
 	}
 	if out, err := runCluster("status", a, "--timeout", "2s"); err != nil {
 		t.Errorf("status with a member down: %v\n%s", err, out)
+	}
+}
+
+// A voter added while the leader's lease runs out makes ADDNODE fail
+// with the change's outcome unknown, and the group may elect another
+// leader: create asks the leader of the moment again until each node is
+// a member, and spreads groups from whichever node leads then.
+func TestClusterCreateRetriesALostAddNode(t *testing.T) {
+	idB, idC := strings.Repeat("b", 40), strings.Repeat("c", 40)
+	g := &fakeGroup{addFaults: []addFault{
+		{applied: true, newLeader: idB}, // b joined, then leads: c must be added by b
+		{applied: false},                // c's first ADDNODE at b did nothing
+	}}
+	a, _ := startNode(t, g, 'a')
+	b, _ := startNode(t, g, 'b')
+	c, _ := startNode(t, g, 'c')
+	out, err := runCluster("create", a, b, c, "--timeout", "10s")
+	if err != nil {
+		t.Fatalf("create with ADDNODE failing twice: %v\n%s", err, out)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var ids []string
+	for _, m := range g.members {
+		ids = append(ids, m.ID[:1])
+	}
+	if got := strings.Join(ids, ","); got != "a,b,c" || g.leader != idB || len(g.addFaults) != 0 {
+		t.Fatalf("after create: members %s, leader %.1s, %d faults unused; want a,b,c led by b, none unused\n%s", got, g.leader, len(g.addFaults), out)
+	}
+	for _, want := range []string{"added " + idB, "added " + idC, "leader: " + idB} {
+		if !strings.Contains(out, want) {
+			t.Errorf("create printed no %q:\n%s", want, out)
+		}
 	}
 }
 
