@@ -26,13 +26,18 @@ cluster: build
 
 # Every test: unit, fuzz seed corpora, black-box tests with real clients
 # (and side by side with redis-server when it is installed), under -race.
-test:
+test: tests/js/node_modules
 	$(GO) test -race -count=1 -timeout 30m ./...
+
+# ioredis for the Node.js cluster test, at the version package-lock.json
+# pins; without npm the test skips.
+tests/js/node_modules: tests/js/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then npm ci --prefix tests/js --no-audit --no-fund --loglevel error || echo "npm ci failed: the ioredis test will skip"; fi
 
 unit:
 	$(GO) test -race -timeout 10m $$($(GO) list ./... | grep -v /tests)
 
-integ:
+integ: tests/js/node_modules
 	$(GO) test -race -timeout 20m ./tests/...
 
 # Measures redstream against a redis-server started in the same run and
