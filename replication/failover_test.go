@@ -124,9 +124,9 @@ func TestIdempotentXAddAcrossFailover(t *testing.T) {
 func TestLeaderShowsAnUnreachableFollower(t *testing.T) {
 	nodes := startGroup(t)
 	gone := nodes[2].node.Self().ID
-	// AddNode returns once a majority has the new configuration, which may
-	// be before the third node acknowledged anything: wait until it holds
-	// some of the log, or there is nothing for the leader to show.
+	// The leader counts a voter's match index from the first entry it
+	// acknowledges as a voter, which may come after AddNode returned: wait
+	// until it shows, or there is nothing for the leader to show.
 	waitFor(t, "the follower to hold some of the log", func() bool {
 		for _, f := range nodes[0].node.Status().Followers {
 			if f.ID == gone && f.MatchIndex > 0 {

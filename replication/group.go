@@ -397,6 +397,54 @@ func (g *Group) AddVoter(m server.ClusterMember) error {
 	return g.raft.AddVoter(raft.ServerID(m.ID), raft.ServerAddress(m.BusAddr), 0, 0).Error()
 }
 
+// catchUpWait bounds how long AddCaughtUp waits for a new member's log:
+// less than `redstream cluster add-node`'s default timeout (30 s), so the
+// command sees the TRYAGAIN and asks again while the copy goes on.
+var catchUpWait = 10 * time.Second
+
+// AddCaughtUp makes m a voter once its log has caught up: it joins as a
+// non-voter, which counts for no majority, and is promoted when it holds
+// every entry the group had when it joined (Raft thesis, section 4.2.1).
+// Added as a voter at once, a node that cannot answer yet (stopped,
+// unreachable, still copying a large snapshot) would count for the
+// majority from the start: going from one voter to two, or from three
+// with one down to four, the group could then commit nothing, and elect
+// no leader, until that node caught up. If m has not caught up within
+// catchUpWait, it stays a non-voter, receiving the log, and the error
+// says to ask again (-TRYAGAIN). A member that is a voter already is
+// added again (its address updated at most).
+func (g *Group) AddCaughtUp(m server.ClusterMember) error {
+	id := raft.ServerID(m.ID)
+	cf := g.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return err
+	}
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == id && s.Suffrage == raft.Voter {
+			return g.AddVoter(m)
+		}
+	}
+	if err := g.raft.AddNonvoter(id, raft.ServerAddress(m.BusAddr), 0, 0).Error(); err != nil {
+		return err
+	}
+	target := g.raft.LastIndex()
+	deadline := time.Now().Add(catchUpWait)
+	for {
+		held, ok := g.raft.ReplicatedIndex(id)
+		if !ok {
+			return raft.ErrNotLeader
+		}
+		if held >= target {
+			return g.AddVoter(m)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("TRYAGAIN node %s is still catching up with the log after %s (%d of %d entries); it receives the log as a non-voter and becomes a voter when it is added again once it holds them",
+				m.ID, catchUpWait, held, target)
+		}
+		time.Sleep(20 * time.Millisecond) // replication progress is not notified
+	}
+}
+
 // RemoveVoter removes the member with that ID; on the leader.
 func (g *Group) RemoveVoter(id string) error {
 	return g.raft.RemoveServer(raft.ServerID(id), 0, 0).Error()

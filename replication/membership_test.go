@@ -1,12 +1,18 @@
 package replication
 
 import (
+	"context"
+	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/redis/go-redis/v9"
+	"github.com/redstream/redstream/server"
 )
 
 // members is the nodes of a group as a test changes it, for writers to
@@ -139,4 +145,33 @@ func compactPast(t *testing.T, leader *testNode, index uint64, load *writeLoad) 
 		}
 	}
 	t.Fatalf("the leader still has entry %d after 50 snapshots", index)
+}
+
+// A node added while it cannot answer (here: nothing listens on its
+// Raft port) never counts for the majority: with one voter of three down,
+// a fourth voter added at once would leave two of four alive, and the
+// group could neither commit nor elect a leader. Added as a non-voter
+// that is promoted only once caught up, it leaves the group writing, and
+// ADDNODE answers TRYAGAIN.
+func TestAddingANodeThatCannotAnswerKeepsTheGroupWriting(t *testing.T) {
+	defer func(d time.Duration) { catchUpWait = d }(catchUpWait)
+	catchUpWait = 2 * time.Second
+	nodes := startGroup(t)
+	nodes[2].stop()
+	mute := server.ClusterMember{ID: strings.Repeat("d", 40), Addr: "127.0.0.1:1",
+		BusAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))}
+	err := nodes[0].node.AddNode(mute)
+	if err == nil || !strings.HasPrefix(err.Error(), "TRYAGAIN ") {
+		t.Errorf("adding a node that cannot answer: %v, want TRYAGAIN", err)
+	}
+	if got := len(leaderOf(t, nodes[:2]).node.Members()); got != 3 {
+		t.Errorf("after the failed add the group has %d voters, want 3", got)
+	}
+	rc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{nodes[0].addr, nodes[1].addr}, MaxRedirects: 20})
+	defer rc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rc.Set(ctx, "after-the-add", "1", 0).Err(); err != nil {
+		t.Fatalf("a write after adding a node that cannot answer: %v", err)
+	}
 }

@@ -392,7 +392,7 @@ func (n *Node) AddNode(m server.ClusterMember) error {
 	if err := n.applyMember(memberChange{ID: m.ID, Addr: m.Addr}); err != nil {
 		return err
 	}
-	return n.main.AddVoter(m)
+	return n.main.AddCaughtUp(m)
 }
 
 // RemoveNode implements server.Cluster.

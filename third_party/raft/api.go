@@ -143,6 +143,11 @@ type Raft struct {
 	// leads, for MatchIndexes (redstream).
 	matchView atomic.Pointer[commitment]
 
+	// replView is the leader's replicators by server, voters and
+	// non-voters, while this server leads, for ReplicatedIndex
+	// (redstream).
+	replView atomic.Pointer[map[ServerID]*followerReplication]
+
 	// fsmIndex and fsmTerm are the index and term of the last entry the
 	// FSM goroutine has finished with, for FSMApplied (redstream).
 	fsmIndex, fsmTerm atomic.Uint64

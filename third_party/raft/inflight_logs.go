@@ -206,6 +206,22 @@ func (r *Raft) MatchIndexes() map[ServerID]uint64 {
 	return out
 }
 
+// ReplicatedIndex is, while this server leads, the last index the server
+// id (a voter or a non-voter) is known to hold, and whether this server
+// replicates to it. A non-voter that has caught up can be made a voter
+// without leaving the group short of a majority (redstream).
+func (r *Raft) ReplicatedIndex(id ServerID) (uint64, bool) {
+	view := r.replView.Load()
+	if view == nil {
+		return 0, false
+	}
+	s, ok := (*view)[id]
+	if !ok {
+		return 0, false
+	}
+	return s.replicated.Load(), true
+}
+
 // awaitStored waits until this server's log store holds index: a leader
 // applies entries the followers made durable before its own writer has
 // stored them. It gives up after ten seconds (a failing disk; the

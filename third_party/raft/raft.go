@@ -536,6 +536,7 @@ func (r *Raft) runLeader() {
 		r.leaderState.commitCh = nil
 		r.leaderState.commitment = nil
 		r.matchView.Store(nil)
+		r.replView.Store(nil)
 		r.leaderState.inflight = nil
 		r.leaderState.replState = nil
 		r.leaderState.notify = nil
@@ -649,6 +650,14 @@ func (r *Raft) startStopReplication() {
 		delete(r.leaderState.replState, serverID)
 		r.observe(PeerObservation{Peer: repl.peer, Removed: true})
 	}
+
+	// redstream: ReplicatedIndex reads the replicators from other
+	// goroutines, so it gets a copy of the map, never the map itself.
+	view := make(map[ServerID]*followerReplication, len(r.leaderState.replState))
+	for id, s := range r.leaderState.replState {
+		view[id] = s
+	}
+	r.replView.Store(&view)
 
 	// Update peers metric
 	metrics.SetGauge([]string{"raft", "peers"}, float32(len(r.configurations.latest.Servers)))

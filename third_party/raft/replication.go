@@ -43,6 +43,11 @@ type followerReplication struct {
 	// which may fall past the end of the log.
 	nextIndex uint64
 
+	// replicated is the last index the follower is known to hold: the
+	// last entry of an accepted AppendEntries or an installed snapshot's
+	// (redstream: ReplicatedIndex, for non-voters too).
+	replicated atomic.Uint64
+
 	// peer contains the network address and ID of the remote follower.
 	peer Server
 	// peerLock protects 'peer'
@@ -369,6 +374,7 @@ func (r *Raft) sendLatestSnapshot(s *followerReplication) (bool, error) {
 		// Update the indexes
 		atomic.StoreUint64(&s.nextIndex, meta.Index+1)
 		s.commitment.match(peer.ID, meta.Index)
+		s.replicated.Store(meta.Index) // redstream
 
 		// Clear any failures
 		s.failures = 0
@@ -658,6 +664,11 @@ func updateLastAppended(s *followerReplication, req *AppendEntriesRequest) {
 		last := logs[len(logs)-1]
 		atomic.StoreUint64(&s.nextIndex, last.Index+1)
 		s.commitment.match(s.peer.ID, last.Index)
+		s.replicated.Store(last.Index) // redstream
+	} else if req.PrevLogEntry > s.replicated.Load() {
+		// redstream: the follower's log matched through the previous
+		// entry, so it holds everything up to it.
+		s.replicated.Store(req.PrevLogEntry)
 	}
 
 	// Notify still leader
