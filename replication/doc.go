@@ -187,10 +187,12 @@
 // A member's client address (for -MOVED and CLUSTER SLOTS) is an 'M'
 // entry in the log, committed before the member is made a voter, so every
 // node can name every voter. The node's ID (40 hex characters) is kept in
-// DIR/raft/node-id. A node joins the main group as a non-voter and is
-// made a voter once it holds the log the group had when it joined
-// (Group.AddCaughtUp): a voter that cannot answer yet would count for the
-// majority at once, and with one of three voters down, adding it would
-// stop the group. Data groups still add their voters at once (their
-// voters follow the map; partitions.go).
+// DIR/raft/node-id. A node joins a group (the main one, or a data group
+// the map makes it a voter of) as a non-voter and is made a voter once it
+// holds the log the group had when it joined (Group.AddCaughtUp): a voter
+// that cannot answer yet would count for the majority at once, and with
+// one of three voters down, adding it would stop the group. A data
+// group's leader adds the map's new voters this way in goroutines of
+// their own and removes the voters the map dropped meanwhile
+// (partitions.go addGroupVoter).
 package replication

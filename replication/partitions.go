@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -54,7 +55,8 @@ type partitions struct {
 	wg      sync.WaitGroup
 
 	moversMu sync.Mutex
-	movers   map[int]bool // moves this node runs, by first slot (moves.go)
+	movers   map[int]bool    // moves this node runs, by first slot (moves.go)
+	adding   map[string]bool // voters being added, by "group/node" (addGroupVoter); under moversMu
 
 	// Touched by followMap's goroutine only.
 	mapped    uint64               // the map Epoch the server's slots were last set from
@@ -357,7 +359,7 @@ func replaceGone(voters, members []string, load map[string]int, known map[string
 
 // syncGroupVoters makes each data group this node leads have the map's
 // voters: a new voter is added (it opens the group when its map says so
-// and catches up from the leader), a removed one removed.
+// and catches up from the leader; addGroupVoter), a removed one removed.
 func (n *Node) syncGroupVoters(m *slotmap.Map, groups []slotmap.Group) {
 	for _, g := range groups {
 		grp := n.Group(g.ID)
@@ -368,16 +370,14 @@ func (n *Node) syncGroupVoters(m *slotmap.Map, groups []slotmap.Group) {
 		if cf.Error() != nil {
 			continue
 		}
-		in := map[string]bool{}
+		in, voter := map[string]bool{}, map[string]bool{}
 		for _, s := range cf.Configuration().Servers {
 			in[string(s.ID)] = true
+			voter[string(s.ID)] = s.Suffrage == raft.Voter
 		}
 		for _, mb := range mapMembers(m, g.Voters) {
-			if !in[mb.ID] && mb.BusAddr != "" {
-				n.logger.Info("adding the map's new voter to a group", "group", g.ID, "node", mb.ID)
-				if err := grp.AddVoter(mb); err != nil {
-					n.logger.Warn("could not add a voter", "group", g.ID, "node", mb.ID, "err", err)
-				}
+			if !voter[mb.ID] && mb.BusAddr != "" {
+				n.addGroupVoter(grp, mb)
 			}
 		}
 		for id := range in {
@@ -389,6 +389,40 @@ func (n *Node) syncGroupVoters(m *slotmap.Map, groups []slotmap.Group) {
 			}
 		}
 	}
+}
+
+// addGroupVoter makes mb a voter of grp once it has caught up
+// (Group.AddCaughtUp), in a goroutine of its own, so that the pass goes on
+// (moves, balancing) while mb copies the group's log. A voter the map
+// replaces is removed meanwhile: the group keeps its majority among the
+// voters that answer, and mb counts once it can. One that has not caught
+// up stays a non-voter, and a later pass tries again.
+func (n *Node) addGroupVoter(grp *Group, mb server.ClusterMember) {
+	p := n.parts
+	key := strconv.Itoa(int(grp.ID())) + "/" + mb.ID
+	p.moversMu.Lock()
+	if p.adding == nil {
+		p.adding = map[string]bool{}
+	}
+	busy := p.adding[key]
+	p.adding[key] = true
+	p.moversMu.Unlock()
+	if busy {
+		return
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer func() {
+			p.moversMu.Lock()
+			delete(p.adding, key)
+			p.moversMu.Unlock()
+		}()
+		n.logger.Info("adding the map's new voter to a group", "group", grp.ID(), "node", mb.ID)
+		if err := grp.AddCaughtUp(mb); err != nil {
+			n.logger.Warn("could not add a voter yet", "group", grp.ID(), "node", mb.ID, "err", err)
+		}
+	}()
 }
 
 // dropLeftGroups closes each data group this node hosts that the map no

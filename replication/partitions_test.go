@@ -480,3 +480,126 @@ func TestMapChangesReachFollowersAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// A data group's voter that is removed while it is down, and replaced by
+// a node that cannot answer either, leaves the group writing: the
+// replacement joins as a non-voter and counts only once it has caught
+// up, while the removed voter leaves at once. Added as a voter straight
+// away, it made two of four voters alive: the group could commit nothing
+// and elect no leader until the replacement came back.
+func TestDeadVoterReplacedByANodeThatCannotAnswer(t *testing.T) {
+	defer func(d time.Duration) { catchUpWait = d }(catchUpWait)
+	catchUpWait = 2 * time.Second
+	var nodes []*testNode
+	for range 5 {
+		nodes = append(nodes, startNode(t, t.TempDir(), freePort(t)))
+	}
+	formGroup(t, nodes)
+	if err := nodes[0].node.CreateGroups(3); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "every group led, and recorded so", func() bool {
+		m := nodes[0].node.parts.meta.fsm.current()
+		for g := uint16(1); g <= 3; g++ {
+			id, _ := m.Leader(g)
+			led := false
+			for _, n := range nodes {
+				led = led || n.node.self.ID == id && leads(n, g)
+			}
+			if !led {
+				return false
+			}
+		}
+		return true
+	})
+	byID := map[string]*testNode{}
+	var members []string
+	for _, n := range nodes {
+		byID[n.node.self.ID] = n
+		members = append(members, n.node.self.ID)
+	}
+	// The voter to remove, one of group 2's, and the node the map will put
+	// in its place (placeMembers' own choice). Either may lead a group:
+	// stopping them costs those groups an election, and group 2 keeps two
+	// live voters of three.
+	m := nodes[0].node.parts.meta.fsm.current()
+	var voters []string
+	known, load := map[string]bool{}, map[string]int{}
+	for _, nd := range m.Nodes() {
+		known[nd.ID] = true
+	}
+	for _, g := range m.Groups() {
+		if g.ID == 2 {
+			voters = g.Voters
+		}
+		for _, v := range g.Voters {
+			load[v]++
+		}
+	}
+	gone := byID[voters[0]]
+	rest := slices.DeleteFunc(slices.Clone(members), func(id string) bool { return id == gone.node.self.ID })
+	want := replaceGone(voters, rest, load, known)
+	var spare *testNode
+	for _, id := range want {
+		if !slices.Contains(voters, id) {
+			spare = byID[id]
+		}
+	}
+	if spare == nil {
+		t.Fatalf("the map replaces %s in group 2 (%v) with no other node: %v", gone.node.self.ID[:8], voters, want)
+	}
+	key := keyOfGroup(2, 3)
+	var live []string
+	for _, n := range nodes {
+		if n != gone && n != spare {
+			live = append(live, n.addr)
+		}
+	}
+	before := redis.NewClusterClient(&redis.ClusterOptions{Addrs: live, MaxRedirects: 50})
+	defer before.Close()
+	if err := before.RPush(context.Background(), key, "before").Err(); err != nil {
+		t.Fatal(err)
+	}
+	gone.stop()
+	spare.stop()
+	var up []*testNode
+	for _, n := range nodes {
+		if n != gone && n != spare {
+			up = append(up, n)
+		}
+	}
+	onLeader(t, up, func(leader *Node) error { return leader.RemoveNode(gone.node.self.ID) })
+	waitFor(t, "the map to put the spare in group 2", func() bool {
+		for _, g := range up[0].node.parts.meta.fsm.current().Groups() {
+			if g.ID == 2 {
+				return slices.Contains(g.Voters, spare.node.self.ID)
+			}
+		}
+		return false
+	})
+	// go-redis rereads the map on MOVED, not on a refused dial: a client
+	// made now, seeded with running nodes, as in
+	// TestRemovedNodeIsReplacedInItsGroups.
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: live, MaxRedirects: 50})
+	defer cc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	var first error
+	for {
+		err := cc.RPush(ctx, key, "after").Err()
+		if err == nil {
+			break
+		}
+		if first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("group 2 takes no write after its dead voter was replaced by a node that cannot answer: first %v, last %v", first, err)
+		}
+		time.Sleep(100 * time.Millisecond) // a leader change: try again
+	}
+	got, err := cc.LRange(ctx, key, 0, -1).Result()
+	if err != nil || strings.Join(got, ",") != "before,after" {
+		t.Fatalf("LRANGE %s = %v, %v", key, got, err)
+	}
+}
