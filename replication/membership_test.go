@@ -2,6 +2,7 @@ package replication
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"slices"
 	"strconv"
@@ -173,5 +174,58 @@ func TestAddingANodeThatCannotAnswerKeepsTheGroupWriting(t *testing.T) {
 	defer cancel()
 	if err := rc.Set(ctx, "after-the-add", "1", 0).Err(); err != nil {
 		t.Fatalf("a write after adding a node that cannot answer: %v", err)
+	}
+}
+
+// A non-voter promoted to voter may acknowledge the configuration entry
+// that promotes it before the leader's commitment counts it as a voter.
+// That acknowledgement used to be dropped, and on an idle group nothing
+// was sent to it again: the promotion never committed (AddNode hung in
+// CI once). Here a second node is promoted and demoted again and again
+// on the in-memory transport, where its answer comes back within
+// microseconds; every promotion must commit.
+func TestPromotingANonVoterCommitsOnAnIdleGroup(t *testing.T) {
+	trans := memTransports(2)
+	var nodes []*raft.Raft
+	for i, tr := range trans {
+		cfg := raft.DefaultConfig()
+		cfg.LocalID = raft.ServerID(fmt.Sprintf("n%d", i))
+		cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = time.Second, time.Second, 500*time.Millisecond
+		cfg.LogLevel = "ERROR"
+		r, err := raft.NewRaft(cfg, &listFSM{}, raft.NewInmemStore(), raft.NewInmemStore(), raft.NewInmemSnapshotStore(), tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Shutdown().Error() })
+		nodes = append(nodes, r)
+	}
+	leader, id, addr := nodes[0], raft.ServerID("n1"), trans[1].LocalAddr()
+	if err := leader.BootstrapCluster(raft.Configuration{Servers: []raft.Server{{ID: "n0", Address: trans[0].LocalAddr()}}}).Error(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "n0 to lead", func() bool { return leader.State() == raft.Leader })
+	for i := range 100 {
+		if err := leader.AddNonvoter(id, addr, 0, time.Second).Error(); err != nil {
+			t.Fatalf("round %d: AddNonvoter: %v", i, err)
+		}
+		target := leader.LastIndex()
+		waitFor(t, "the non-voter to hold the log", func() bool {
+			held, _ := leader.ReplicatedIndex(id)
+			return held >= target
+		})
+		f := leader.AddVoter(id, addr, 0, time.Second)
+		done := make(chan error, 1)
+		go func() { done <- f.Error() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("round %d: promotion: %v", i, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("round %d: the promotion of a caught-up non-voter did not commit in 5 s", i)
+		}
+		if err := leader.DemoteVoter(id, 0, time.Second).Error(); err != nil {
+			t.Fatalf("round %d: DemoteVoter: %v", i, err)
+		}
 	}
 }

@@ -1267,6 +1267,20 @@ func (r *Raft) appendConfigurationEntry(future *configurationChangeFuture) {
 	index := future.Index()
 	r.setLatestConfiguration(configuration, index)
 	r.leaderState.commitment.setConfiguration(configuration)
+	// redstream: a non-voter made a voter may have acknowledged entries,
+	// this configuration's among them, before the commitment counted it:
+	// those acknowledgements were dropped, and nothing is sent to it again
+	// until the next entry, so a promotion on an idle group never
+	// committed. Count what its replicator knows it holds. (Its
+	// replicator stores that before it reports a match: whichever of the
+	// two the commitment sees, it counts.)
+	for _, server := range configuration.Servers {
+		if s, ok := r.leaderState.replState[server.ID]; ok && server.Suffrage == Voter {
+			if held := s.replicated.Load(); held > 0 {
+				r.leaderState.commitment.match(server.ID, held)
+			}
+		}
+	}
 	r.startStopReplication()
 }
 

@@ -373,8 +373,8 @@ func (r *Raft) sendLatestSnapshot(s *followerReplication) (bool, error) {
 	if resp.Success {
 		// Update the indexes
 		atomic.StoreUint64(&s.nextIndex, meta.Index+1)
+		s.replicated.Store(meta.Index) // redstream: before the match (appendConfigurationEntry)
 		s.commitment.match(peer.ID, meta.Index)
-		s.replicated.Store(meta.Index) // redstream
 
 		// Clear any failures
 		s.failures = 0
@@ -663,8 +663,8 @@ func updateLastAppended(s *followerReplication, req *AppendEntriesRequest) {
 	if logs := req.Entries; len(logs) > 0 {
 		last := logs[len(logs)-1]
 		atomic.StoreUint64(&s.nextIndex, last.Index+1)
+		s.replicated.Store(last.Index) // redstream: before the match (appendConfigurationEntry)
 		s.commitment.match(s.peer.ID, last.Index)
-		s.replicated.Store(last.Index) // redstream
 	} else if req.PrevLogEntry > s.replicated.Load() {
 		// redstream: the follower's log matched through the previous
 		// entry, so it holds everything up to it.
