@@ -155,8 +155,7 @@ func compactPast(t *testing.T, leader *testNode, index uint64, load *writeLoad) 
 // that is promoted only once caught up, it leaves the group writing, and
 // ADDNODE answers TRYAGAIN.
 func TestAddingANodeThatCannotAnswerKeepsTheGroupWriting(t *testing.T) {
-	defer func(d time.Duration) { catchUpWait = d }(catchUpWait)
-	catchUpWait = 2 * time.Second
+	shortCatchUpWait(t, 2*time.Second)
 	nodes := startGroup(t)
 	nodes[2].stop()
 	mute := server.ClusterMember{ID: strings.Repeat("d", 40), Addr: "127.0.0.1:1",
@@ -228,4 +227,13 @@ func TestPromotingANonVoterCommitsOnAnIdleGroup(t *testing.T) {
 			t.Fatalf("round %d: DemoteVoter: %v", i, err)
 		}
 	}
+}
+
+// shortCatchUpWait sets catchUpWait for one test, and sets it back once
+// the test's nodes have stopped: cleanups run last-registered first, so
+// this one, registered before the nodes start, runs after theirs.
+func shortCatchUpWait(t *testing.T, d time.Duration) {
+	old := catchUpWait
+	catchUpWait = d
+	t.Cleanup(func() { catchUpWait = old })
 }

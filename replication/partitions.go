@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -381,6 +382,11 @@ func (n *Node) syncGroupVoters(m *slotmap.Map, groups []slotmap.Group) {
 			}
 		}
 		for id := range in {
+			if id == n.self.ID && n.addingTo(grp) {
+				// Removing itself ends this node's lead, and the adds it
+				// runs with it: the next pass after they end removes it.
+				continue
+			}
 			if !slices.Contains(g.Voters, id) {
 				n.logger.Info("removing a voter the map no longer lists", "group", g.ID, "node", id)
 				if err := grp.RemoveVoter(id); err != nil {
@@ -422,7 +428,25 @@ func (n *Node) addGroupVoter(grp *Group, mb server.ClusterMember) {
 		if err := grp.AddCaughtUp(mb); err != nil {
 			n.logger.Warn("could not add a voter yet", "group", grp.ID(), "node", mb.ID, "err", err)
 		}
+		select {
+		case p.changed <- struct{}{}: // a pass now, not at the next tick
+		default:
+		}
 	}()
+}
+
+// addingTo reports whether addGroupVoter is adding a voter to grp.
+func (n *Node) addingTo(grp *Group) bool {
+	p := n.parts
+	prefix := strconv.Itoa(int(grp.ID())) + "/"
+	p.moversMu.Lock()
+	defer p.moversMu.Unlock()
+	for key := range p.adding {
+		if strings.HasPrefix(key, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // dropLeftGroups closes each data group this node hosts that the map no

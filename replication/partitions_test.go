@@ -488,8 +488,7 @@ func TestMapChangesReachFollowersAtOnce(t *testing.T) {
 // away, it made two of four voters alive: the group could commit nothing
 // and elect no leader until the replacement came back.
 func TestDeadVoterReplacedByANodeThatCannotAnswer(t *testing.T) {
-	defer func(d time.Duration) { catchUpWait = d }(catchUpWait)
-	catchUpWait = 2 * time.Second
+	shortCatchUpWait(t, 2*time.Second)
 	var nodes []*testNode
 	for range 5 {
 		nodes = append(nodes, startNode(t, t.TempDir(), freePort(t)))
