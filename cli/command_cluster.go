@@ -258,6 +258,7 @@ func infoField(info, name string) string {
 // is wrong ends it at once.
 func (a *clusterAdmin) addNode(members []string, n clusterNode) error {
 	deadline := time.Now().Add(a.timeout)
+	said := ""
 	for {
 		leader, err := a.leaderAmong(members)
 		if err == nil {
@@ -273,7 +274,10 @@ func (a *clusterAdmin) addNode(members []string, n clusterNode) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("adding %s: %w (still failing after %s)", n.addr, err, a.timeout)
 		}
-		fmt.Fprintf(a.out, "adding %s: %v; asking the leader again\n", n.addr, err)
+		if err.Error() != said { // once per reason, not ten lines a second
+			said = err.Error()
+			fmt.Fprintf(a.out, "adding %s: %v; asking the leader again\n", n.addr, err)
+		}
 		time.Sleep(100 * time.Millisecond) // nothing notifies an election's end
 	}
 }

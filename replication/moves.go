@@ -67,24 +67,12 @@ func (n *Node) runMovers(m *slotmap.Map) {
 		if grp == nil || !grp.Leading() {
 			continue
 		}
-		p.moversMu.Lock()
-		running := p.movers[mv.First]
-		p.movers[mv.First] = true
-		p.moversMu.Unlock()
-		if running {
-			continue
-		}
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
+		startOnce(p, p.movers, mv.First, func() {
 			if err := n.move(grp, mv); err != nil {
 				n.logger.Warn("moving slots stopped; the source's leader starts again", "slots", fmt.Sprintf("%d-%d", mv.First, mv.Last),
 					"from", mv.from, "to", mv.to, "err", err)
 			}
-			p.moversMu.Lock()
-			delete(p.movers, mv.First)
-			p.moversMu.Unlock()
-		}()
+		})
 	}
 }
 

@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -56,8 +54,8 @@ type partitions struct {
 	wg      sync.WaitGroup
 
 	moversMu sync.Mutex
-	movers   map[int]bool    // moves this node runs, by first slot (moves.go)
-	adding   map[string]bool // voters being added, by "group/node" (addGroupVoter); under moversMu
+	movers   map[int]bool       // moves this node runs, by first slot (moves.go)
+	adding   map[addingKey]bool // voters being added (addGroupVoter)
 
 	// Touched by followMap's goroutine only.
 	mapped    uint64               // the map Epoch the server's slots were last set from
@@ -83,7 +81,7 @@ const partitionedMarker = "partitioned"
 // startPartitions opens the metadata group and starts following the map.
 func (n *Node) startPartitions() error {
 	p := &partitions{changed: make(chan struct{}, 1), done: make(chan struct{}), transfers: map[uint16]transfer{}, leftSince: map[uint16]time.Time{},
-		movers: map[int]bool{}}
+		movers: map[int]bool{}, adding: map[addingKey]bool{}}
 	if _, err := os.Stat(filepath.Join(n.cfg.Dir, "raft", partitionedMarker)); err == nil {
 		if err := n.srv.MapSlots(make([]uint16, slotmap.NumSlots), nil, nil); err != nil {
 			return err
@@ -397,6 +395,12 @@ func (n *Node) syncGroupVoters(m *slotmap.Map, groups []slotmap.Group) {
 	}
 }
 
+// addingKey is a voter being added to a group.
+type addingKey struct {
+	group uint16
+	node  string
+}
+
 // addGroupVoter makes mb a voter of grp once it has caught up
 // (Group.AddCaughtUp), in a goroutine of its own, so that the pass goes on
 // (moves, balancing) while mb copies the group's log. A voter the map
@@ -405,13 +409,38 @@ func (n *Node) syncGroupVoters(m *slotmap.Map, groups []slotmap.Group) {
 // up stays a non-voter, and a later pass tries again.
 func (n *Node) addGroupVoter(grp *Group, mb server.ClusterMember) {
 	p := n.parts
-	key := strconv.Itoa(int(grp.ID())) + "/" + mb.ID
+	startOnce(p, p.adding, addingKey{grp.ID(), mb.ID}, func() {
+		n.logger.Info("adding the map's new voter to a group", "group", grp.ID(), "node", mb.ID)
+		if err := grp.AddCaughtUp(mb); err != nil {
+			n.logger.Warn("could not add a voter yet", "group", grp.ID(), "node", mb.ID, "err", err)
+		}
+		select {
+		case p.changed <- struct{}{}: // a pass now, not at the next tick
+		default:
+		}
+	})
+}
+
+// addingTo reports whether addGroupVoter is adding a voter to grp.
+func (n *Node) addingTo(grp *Group) bool {
+	p := n.parts
 	p.moversMu.Lock()
-	if p.adding == nil {
-		p.adding = map[string]bool{}
+	defer p.moversMu.Unlock()
+	for key := range p.adding {
+		if key.group == grp.ID() {
+			return true
+		}
 	}
-	busy := p.adding[key]
-	p.adding[key] = true
+	return false
+}
+
+// startOnce runs fn in a goroutine the node waits for on close, unless
+// one runs for key already: running holds the keys of those that run
+// (guarded by moversMu).
+func startOnce[K comparable](p *partitions, running map[K]bool, key K, fn func()) {
+	p.moversMu.Lock()
+	busy := running[key]
+	running[key] = true
 	p.moversMu.Unlock()
 	if busy {
 		return
@@ -421,32 +450,11 @@ func (n *Node) addGroupVoter(grp *Group, mb server.ClusterMember) {
 		defer p.wg.Done()
 		defer func() {
 			p.moversMu.Lock()
-			delete(p.adding, key)
+			delete(running, key)
 			p.moversMu.Unlock()
 		}()
-		n.logger.Info("adding the map's new voter to a group", "group", grp.ID(), "node", mb.ID)
-		if err := grp.AddCaughtUp(mb); err != nil {
-			n.logger.Warn("could not add a voter yet", "group", grp.ID(), "node", mb.ID, "err", err)
-		}
-		select {
-		case p.changed <- struct{}{}: // a pass now, not at the next tick
-		default:
-		}
+		fn()
 	}()
-}
-
-// addingTo reports whether addGroupVoter is adding a voter to grp.
-func (n *Node) addingTo(grp *Group) bool {
-	p := n.parts
-	prefix := strconv.Itoa(int(grp.ID())) + "/"
-	p.moversMu.Lock()
-	defer p.moversMu.Unlock()
-	for key := range p.adding {
-		if strings.HasPrefix(key, prefix) {
-			return true
-		}
-	}
-	return false
 }
 
 // dropLeftGroups closes each data group this node hosts that the map no
