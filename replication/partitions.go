@@ -359,10 +359,25 @@ func replaceGone(voters, members []string, load map[string]int, known map[string
 // syncGroupVoters makes each data group this node leads have the map's
 // voters: a new voter is added (it opens the group when its map says so
 // and catches up from the leader; addGroupVoter), a removed one removed.
+//
+// A node removed from the cluster hands each group it leads to another
+// voter instead: the metadata group may drop it before it has applied
+// the map change that replaces it (a removed follower never learns the
+// commit index of entries sent to it last), and it would then lead on
+// without ever adding its replacement. The new leader stays in the
+// metadata group and makes the change.
 func (n *Node) syncGroupVoters(m *slotmap.Map, groups []slotmap.Group) {
+	leaving := n.removedFromMain()
 	for _, g := range groups {
 		grp := n.Group(g.ID)
 		if g.ID == mainGroup || grp == nil || !grp.Leading() {
+			continue
+		}
+		if leaving {
+			n.logger.Info("handing a group over after leaving the cluster", "group", g.ID)
+			if err := grp.raft.LeadershipTransfer().Error(); err != nil {
+				n.logger.Warn("could not hand a group over after leaving the cluster", "group", g.ID, "err", err)
+			}
 			continue
 		}
 		cf := grp.raft.GetConfiguration()
@@ -626,9 +641,9 @@ func (n *Node) syncMetaMembers() {
 		}
 	}
 	// A node removed from the main group stays in the metadata group while
-	// the map still lists it (placeMembers forgets it last): it may lead a
-	// data group it is being replaced in, and only the map tells it to
-	// add its replacement and remove itself.
+	// the map still lists it (placeMembers forgets it last), so that it
+	// most often sees the map replace it; one that does not hands its
+	// groups over (syncGroupVoters).
 	mapped := map[raft.ServerID]bool{}
 	for _, nd := range n.parts.meta.fsm.current().Nodes() {
 		mapped[raft.ServerID(nd.ID)] = true

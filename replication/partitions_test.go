@@ -401,7 +401,19 @@ func TestWipedDataGroupComesBackFromItsLeader(t *testing.T) {
 // groups it was a voter of by the node in fewest groups, which gets the
 // group's data from its leader, takes the removed node's place (here its
 // preferred leadership too), and serves writes; the map forgets it.
-func TestRemovedNodeIsReplacedInItsGroups(t *testing.T) {
+func TestRemovedNodeIsReplacedInItsGroups(t *testing.T) { removedNodeReplaced(t, false) }
+
+// The removed node may miss the map change that replaces it: the
+// metadata group drops it as soon as the map does, and a removed
+// follower never learns that the entries sent to it last committed. Here
+// it misses every change (its metadata group is shut before the
+// removal); it must still hand the group it leads to a node that stays,
+// rather than lead it on without ever adding its replacement.
+func TestRemovedNodeThatMissesTheMapHandsItsGroupsOver(t *testing.T) {
+	removedNodeReplaced(t, true)
+}
+
+func removedNodeReplaced(t *testing.T, missesMap bool) {
 	nodes := partitionedNodes(t, 4, 3)
 	ctx := context.Background()
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{nodes[0].addr, nodes[1].addr}})
@@ -415,6 +427,14 @@ func TestRemovedNodeIsReplacedInItsGroups(t *testing.T) {
 	gone, spare := preferred(nodes, 2), preferred(nodes, 1)
 	if spare.node.Group(2) != nil {
 		t.Fatalf("the spare node hosts group 2 already")
+	}
+	if !leads(gone, 2) {
+		t.Fatalf("the node to remove does not lead group 2")
+	}
+	if missesMap {
+		if err := gone.node.parts.meta.raft.Shutdown().Error(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := preferred(nodes, 1).node.RemoveNode(gone.node.self.ID); err != nil {
 		t.Fatal(err)
