@@ -343,8 +343,33 @@ func (g *Group) Status() server.ClusterStatus {
 					MatchIndex: matches[raft.ServerID(m.ID)], LastContact: g.lastContact(m.ID)})
 			}
 		}
+		st.Followers = append(st.Followers, g.catchingUp()...)
 	}
 	return st
+}
+
+// catchingUp is the leader's view of the group's non-voters (nodes being
+// added, AddCaughtUp), by ID.
+func (g *Group) catchingUp() []server.FollowerStatus {
+	cf := g.raft.GetConfiguration()
+	if cf.Error() != nil {
+		return nil
+	}
+	var addrs map[string]string
+	if g.addrs != nil {
+		addrs = g.addrs()
+	}
+	var out []server.FollowerStatus
+	for _, s := range cf.Configuration().Servers {
+		if s.Suffrage == raft.Voter {
+			continue
+		}
+		held, _ := g.raft.ReplicatedIndex(s.ID)
+		out = append(out, server.FollowerStatus{ID: string(s.ID), Addr: addrs[string(s.ID)], MatchIndex: held,
+			LastContact: g.lastContact(string(s.ID)), CatchingUp: true})
+	}
+	slices.SortFunc(out, func(a, b server.FollowerStatus) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }
 
 // apply hands data to Raft at once (waiting at most timeout for it to be

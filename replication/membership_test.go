@@ -174,6 +174,23 @@ func TestAddingANodeThatCannotAnswerKeepsTheGroupWriting(t *testing.T) {
 	if err := rc.Set(ctx, "after-the-add", "1", 0).Err(); err != nil {
 		t.Fatalf("a write after adding a node that cannot answer: %v", err)
 	}
+	// The node the add left catching up shows in INFO, and an operator
+	// who gives up on it can remove it (it is no voter, but a member).
+	leader := leaderOf(t, nodes[:2])
+	lc := redis.NewClient(&redis.Options{Addr: leader.addr})
+	defer lc.Close()
+	info, err := lc.Info(ctx, "replication").Result()
+	if err != nil || !strings.Contains(info, "ip=127.0.0.1,port=1,state=send_bulk,") {
+		t.Errorf("INFO replication on the leader shows no node catching up (%v):\n%s", err, info)
+	}
+	if err := lc.Do(ctx, "CLUSTER", "DELNODE", mute.ID).Err(); err != nil {
+		t.Fatalf("CLUSTER DELNODE of the node catching up: %v", err)
+	}
+	for _, f := range leader.node.Status().Followers {
+		if f.ID == mute.ID {
+			t.Errorf("the removed node still shows: %+v", f)
+		}
+	}
 }
 
 // A non-voter promoted to voter may acknowledge the configuration entry

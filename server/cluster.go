@@ -64,8 +64,8 @@ type ClusterStatus struct {
 	// group (its leaders are balanced by handing each group to it); ""
 	// when the cluster is not partitioned.
 	PreferredLeader string
-	// Followers is the leader's view of each other voter; empty on a
-	// follower.
+	// Followers is the leader's view of each other member, voters first;
+	// empty on a follower.
 	Followers []FollowerStatus
 }
 
@@ -75,6 +75,10 @@ type FollowerStatus struct {
 	Addr        string
 	MatchIndex  uint64 // the newest entry the follower is known to hold
 	LastContact time.Duration
+	// CatchingUp: a node added to the group that is not a voter yet (it
+	// counts for no majority until it holds the log; a failed add leaves
+	// it so until it is added again or removed).
+	CatchingUp bool
 }
 
 // SetCluster puts the node in its first Raft group, which holds

@@ -522,6 +522,9 @@ func clusterDelNodeCommand(x *Ctx, cl Cluster) {
 	for _, m := range cl.Members() {
 		known = known || m.ID == id
 	}
+	for _, f := range cl.Status().Followers {
+		known = known || f.ID == id // a node an add left catching up, too
+	}
 	if !known {
 		x.error("ERR Unknown node " + id) // CLUSTER FORGET's words
 		return

@@ -261,8 +261,12 @@ func infoRaft(s *Server, b *strings.Builder) {
 		field(b, "connected_slaves", len(st.Followers))
 		for i, f := range st.Followers {
 			host, port := hostPort(f.Addr)
-			fmt.Fprintf(b, "slave%d:ip=%s,port=%d,state=online,offset=%d,lag=%d\r\n",
-				i, host, port, f.MatchIndex, int64(f.LastContact.Seconds()))
+			state := "online"
+			if f.CatchingUp {
+				state = "send_bulk" // Redis's word for a replica still receiving its first copy
+			}
+			fmt.Fprintf(b, "slave%d:ip=%s,port=%d,state=%s,offset=%d,lag=%d\r\n",
+				i, host, port, state, f.MatchIndex, int64(f.LastContact.Seconds()))
 		}
 	} else {
 		field(b, "role", "slave")
