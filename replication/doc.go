@@ -194,5 +194,11 @@
 // one of three voters down, adding it would stop the group. A data
 // group's leader adds the map's new voters this way in goroutines of
 // their own and removes the voters the map dropped meanwhile
-// (partitions.go addGroupVoter).
+// (partitions.go addGroupVoter). A node removed from the cluster hands
+// the data groups it leads to another voter at once (syncGroupVoters):
+// the metadata group drops it as soon as the map forgets it, possibly
+// before it has applied the change that names its replacement. An add
+// that gives up leaves the node a non-voter that keeps copying; the
+// leader's INFO replication shows it (state=send_bulk) and CLUSTER
+// DELNODE removes it.
 package replication
