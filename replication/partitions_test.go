@@ -439,15 +439,15 @@ func removedNodeReplaced(t *testing.T, missesMap bool) {
 	if err := preferred(nodes, 1).node.RemoveNode(gone.node.self.ID); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the spare node to lead group 2 with its data, and the map to say so", func() bool {
-		id, _ := spare.node.parts.meta.fsm.current().Leader(2)
-		return leads(spare, 2) && keysIn(t, spare.srv, 1) == key && id == spare.node.self.ID
+	waitFor(t, "the spare node to lead group 2 with its data", func() bool {
+		return leads(spare, 2) && keysIn(t, spare.srv, 1) == key
 	})
 	gone.stop()
 	// A client made before knows the removed node as group 2's master,
 	// and go-redis rereads the map on MOVED, not on a refused dial: ask
 	// with a client seeded with a running node, as one made now would be.
 	cc.Close()
+	waitSlotsNameALeader(t, []*testNode{spare}, key, 2)
 	cc = redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{spare.addr}})
 	defer cc.Close()
 	if err := cc.RPush(ctx, key, "after").Err(); err != nil {
@@ -597,17 +597,12 @@ func TestDeadVoterReplacedByANodeThatCannotAnswer(t *testing.T) {
 		}
 		return false
 	})
-	// go-redis rereads the map on MOVED, not on a refused dial: a client
-	// made now, seeded with running nodes, as in
-	// TestRemovedNodeIsReplacedInItsGroups. Made before group 2's new
-	// leader has recorded itself, it would read the stopped voter as the
-	// master and send to it until it rereads the map 10 s later (CI saw
-	// that: Redis Cluster too names a failed master until its failover).
-	// What this test checks is that the group takes writes.
-	waitFor(t, "the map to name a running node as group 2's leader", func() bool {
-		id, _ := up[0].node.parts.meta.fsm.current().Leader(2)
-		return slices.ContainsFunc(up, func(n *testNode) bool { return n.node.self.ID == id && leads(n, 2) })
-	})
+	// A client made now, seeded with running nodes, once they all name
+	// group 2's new leader: made before, it could read the stopped voter
+	// as the master (CI saw that; Redis Cluster too names a failed master
+	// until its failover). What this test checks is that the group takes
+	// writes.
+	waitSlotsNameALeader(t, up, key, 2)
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: live, MaxRedirects: 50})
 	defer cc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -636,4 +631,34 @@ func TestDeadVoterReplacedByANodeThatCannotAnswer(t *testing.T) {
 	if err != nil || strings.Join(got, ",") != "before,after" {
 		t.Fatalf("LRANGE %s = %v, %v", key, got, err)
 	}
+}
+
+// waitSlotsNameALeader waits until CLUSTER SLOTS on each of nodes names,
+// as the master of key's slot, one of them that leads group g. A cluster
+// client reads the map from one node, and go-redis rereads it on MOVED,
+// not on a refused dial: made while a node still names a stopped leader,
+// it sends there until its next reload (60 s).
+func waitSlotsNameALeader(t *testing.T, nodes []*testNode, key string, g uint16) {
+	t.Helper()
+	slot := server.KeySlot([]byte(key))
+	waitFor(t, fmt.Sprintf("every running node to name a running leader of group %d", g), func() bool {
+		for _, n := range nodes {
+			c := redis.NewClient(&redis.Options{Addr: n.addr})
+			rows, err := c.ClusterSlots(context.Background()).Result()
+			c.Close()
+			if err != nil {
+				return false
+			}
+			master := ""
+			for _, r := range rows {
+				if r.Start <= slot && slot <= r.End && len(r.Nodes) > 0 {
+					master = r.Nodes[0].Addr
+				}
+			}
+			if !slices.ContainsFunc(nodes, func(m *testNode) bool { return m.addr == master && leads(m, g) }) {
+				return false
+			}
+		}
+		return true
+	})
 }
