@@ -440,7 +440,18 @@ func (r *Raft) heartbeat(s *followerReplication, stopCh chan struct{}) {
 				metrics.MeasureSince([]string{"raft", "replication", "heartbeat", string(peer.ID)}, start)
 			}
 
-			s.notifyAll(resp.Success)
+			// redstream: a follower refuses a heartbeat from a term it
+			// has not taken yet (processHeartbeat never changes it), so
+			// only a refusal from a newer term says this node no longer
+			// leads. An older term's refusal is neither a yes nor a no:
+			// the follower takes the term from the replicator's next
+			// AppendEntries, and the next heartbeat counts.
+			switch {
+			case resp.Success:
+				s.notifyAll(true)
+			case resp.Term > req.Term:
+				s.notifyAll(false)
+			}
 		}
 	}
 }
