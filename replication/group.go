@@ -54,11 +54,10 @@ type Group struct {
 	// again before watchLeadership caught up is leader in a later term
 	// whose earlier entries (another leader's) may not be applied yet.
 	leadTerm atomic.Uint64
-	// unheard holds, for each follower the leader's heartbeats fail to
-	// reach, when it last answered (INFO replication's lag).
-	unheardMu sync.Mutex
-	unheard   map[raft.ServerID]time.Time
-	observer  *raft.Observer
+	// answerGrace is how long a follower may stay silent and still
+	// count as answering: heartbeats go out every tenth of the heartbeat
+	// timeout, this is half of it.
+	answerGrace time.Duration
 	// restores is the state machine's count of snapshots restored, for
 	// settle (nil: the machine is not one of the server's databases).
 	restores *atomic.Uint64
@@ -76,7 +75,7 @@ type Group struct {
 // open starts it.
 func newGroup(id uint16, dir string, self server.ClusterMember, logger *slog.Logger) *Group {
 	return &Group{id: id, dir: dir, self: self, logger: logger,
-		unheard: map[raft.ServerID]time.Time{}, notify: make(chan bool, 16), done: make(chan struct{})}
+		notify: make(chan bool, 16), done: make(chan struct{})}
 }
 
 // open checks the group's stored state, opens it and starts Raft with
@@ -140,6 +139,7 @@ func (g *Group) open(cfg Config, machine raft.FSM, mux *Mux, trans raft.Transpor
 	if f, ok := machine.(*fsm); ok {
 		g.restores = &f.restores
 	}
+	g.answerGrace = rc.HeartbeatTimeout / 2
 	g.settleWait = cfg.settleWait
 	if g.settleWait == 0 {
 		g.settleWait = 2 * rc.ElectionTimeout // an election, and its first commit
@@ -162,18 +162,8 @@ func (g *Group) open(cfg Config, machine raft.FSM, mux *Mux, trans raft.Transpor
 		g.closeStores()
 		return err
 	}
-	events := make(chan raft.Observation, 64)
-	g.observer = raft.NewObserver(events, false, func(o *raft.Observation) bool {
-		switch o.Data.(type) {
-		case raft.FailedHeartbeatObservation, raft.ResumedHeartbeatObservation:
-			return true
-		}
-		return false
-	})
-	g.raft.RegisterObserver(g.observer)
-	g.wg.Add(2)
+	g.wg.Add(1)
 	go g.watchLeadership()
-	go g.watchHeartbeats(events)
 	return nil
 }
 
@@ -204,36 +194,18 @@ func (g *Group) watchLeadership() {
 	}
 }
 
-// watchHeartbeats notes which followers the leader cannot reach, and
-// since when.
-func (g *Group) watchHeartbeats(events <-chan raft.Observation) {
-	defer g.wg.Done()
-	for {
-		select {
-		case <-g.done:
-			return
-		case o := <-events:
-			g.unheardMu.Lock()
-			switch e := o.Data.(type) {
-			case raft.FailedHeartbeatObservation:
-				if _, ok := g.unheard[e.PeerID]; !ok {
-					g.unheard[e.PeerID] = e.LastContact
-				}
-			case raft.ResumedHeartbeatObservation:
-				delete(g.unheard, e.PeerID)
-			}
-			g.unheardMu.Unlock()
-		}
-	}
-}
-
-// lastContact is how long ago follower id last answered the leader: 0
-// while its heartbeats succeed.
+// lastContact is, on the leader, how long ago follower id last
+// answered it; 0 while it answers (the time since its last answer is
+// within answerGrace). It is read from the leader's replicator for the
+// follower, which a new term starts afresh: a miss seen in an earlier
+// term is gone with it.
 func (g *Group) lastContact(id string) time.Duration {
-	g.unheardMu.Lock()
-	defer g.unheardMu.Unlock()
-	if at, ok := g.unheard[raft.ServerID(id)]; ok {
-		return time.Since(at)
+	at, ok := g.raft.FollowerContact(raft.ServerID(id))
+	if !ok {
+		return 0
+	}
+	if d := time.Since(at); d > g.answerGrace {
+		return d
 	}
 	return 0
 }
@@ -249,7 +221,6 @@ func (g *Group) setLeading(on bool) {
 
 // close stops the group: its Raft instance, log and transport.
 func (g *Group) close() error {
-	g.raft.DeregisterObserver(g.observer)
 	err := g.raft.Shutdown().Error()
 	close(g.done)
 	g.wg.Wait()

@@ -222,6 +222,22 @@ func (r *Raft) ReplicatedIndex(id ServerID) (uint64, bool) {
 	return s.replicated.Load(), true
 }
 
+// FollowerContact is, while this server leads, when the server id (a
+// voter or a non-voter) last answered it, a heartbeat or an
+// AppendEntries, and whether this server replicates to it. It starts at
+// the time this server began to lead (redstream).
+func (r *Raft) FollowerContact(id ServerID) (time.Time, bool) {
+	view := r.replView.Load()
+	if view == nil {
+		return time.Time{}, false
+	}
+	s, ok := (*view)[id]
+	if !ok {
+		return time.Time{}, false
+	}
+	return s.LastContact(), true
+}
+
 // awaitStored waits until this server's log store holds index: a leader
 // applies entries the followers made durable before its own writer has
 // stored them. It gives up after ten seconds (a failing disk; the
