@@ -42,6 +42,9 @@ type Config struct {
 	// 0: two election timeouts). Tests that time the heal of a partition
 	// by hand make it long.
 	settleWait time.Duration
+	// beforeHost, if set, runs as HostDataGroup starts (tests: a group
+	// slow to open).
+	beforeHost func(id uint16)
 }
 
 // Node is a redstream node's membership of Raft groups. It holds what
@@ -147,6 +150,9 @@ func (n *Node) OpenGroup(id uint16, machine raft.FSM) (*Group, error) {
 // members' client addresses are the main group's address book: a data
 // group's voters are nodes of the main group.
 func (n *Node) HostDataGroup(id uint16) (*Group, error) {
+	if n.cfg.beforeHost != nil {
+		n.cfg.beforeHost(id)
+	}
 	db := int(id) - 1
 	g, err := n.openGroup(id, newGroupFSM(n.srv, n.logger.With("group", id), db), func(g *Group) {
 		g.onLeading = func(leading bool) { n.srv.GroupLeadershipChanged(id, leading) }

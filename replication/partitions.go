@@ -43,7 +43,9 @@ import (
 // partitioned cluster must not serve any slot as the main group's (it
 // would take a write of another group's slot), so a partitioned node
 // keeps a marker file and starts with every slot unowned (-CLUSTERDOWN)
-// until its map has groups again.
+// until its map has groups again. From then on it serves each group's
+// slots as soon as it has that group open (mapSlots); a group it votes
+// in keeps its slots unowned until opened.
 
 // partitions is the node's part in the cluster map.
 type partitions struct {
@@ -159,32 +161,19 @@ func (n *Node) syncMap() {
 	if n.dropLeftGroups(m) {
 		p.mapped = math.MaxUint64 // its slots were unset: map them again
 	}
-	hosted := 0
-	for _, g := range groups {
-		if g.ID == mainGroup || !slices.Contains(g.Voters, n.self.ID) {
-			continue
-		}
-		if n.Group(g.ID) == nil && !n.hostMapped(m, g) {
-			continue
-		}
-		hosted++
+	// The slots of the groups open now are served before the others are
+	// opened: opening one reads its log, which may take seconds, and a
+	// restarted node's main group (or an open data group) need not wait.
+	if !n.mapSlots(m) {
+		return
 	}
-	if m.Epoch != p.mapped || hosted != p.hosted {
-		owners, targets := make([]uint16, slotmap.NumSlots), make([]uint16, slotmap.NumSlots)
-		for _, r := range m.Ranges() {
-			for s := r.First; s <= r.Last; s++ {
-				owners[s] = r.Group
-				if _, to, ok := m.Moving(s); ok {
-					targets[s] = to
-				}
-			}
+	for _, g := range groups {
+		if g.ID == mainGroup || !slices.Contains(g.Voters, n.self.ID) || n.Group(g.ID) != nil {
+			continue
 		}
-		remote := func(id uint16) server.Cluster { return mapGroup{n: n, m: m, id: id} }
-		if err := n.srv.MapSlots(owners, targets, remote); err != nil {
-			n.logger.Error("could not take the cluster map's slots", "err", err)
+		if n.hostMapped(m, g) && !n.mapSlots(m) {
 			return
 		}
-		p.mapped, p.hosted = m.Epoch, hosted
 	}
 	if p.meta.Leading() && n.placeMembers(m) {
 		return // the map changed: the next pass works from the new one
@@ -193,6 +182,47 @@ func (n *Node) syncMap() {
 	n.runMovers(m)
 	n.recordLeaders(m, groups)
 	n.balance(m, groups)
+}
+
+// mapSlots hands the server each slot's owner from map m, when m or
+// the data groups this node has open changed since it last did. A slot
+// of a group this node votes in but has not opened (yet, or it failed
+// to) is left unowned, -CLUSTERDOWN: the map may name this very node
+// its leader, from before a restart, and -MOVED would send clients
+// back here. It reports false if the server refused the slots.
+func (n *Node) mapSlots(m *slotmap.Map) bool {
+	p := n.parts
+	hosted, closed := 0, map[uint16]bool{}
+	for _, g := range m.Groups() {
+		switch {
+		case g.ID == mainGroup || !slices.Contains(g.Voters, n.self.ID):
+		case n.Group(g.ID) == nil:
+			closed[g.ID] = true
+		default:
+			hosted++
+		}
+	}
+	if m.Epoch == p.mapped && hosted == p.hosted {
+		return true
+	}
+	owners, targets := make([]uint16, slotmap.NumSlots), make([]uint16, slotmap.NumSlots)
+	for _, r := range m.Ranges() {
+		for s := r.First; s <= r.Last; s++ {
+			if !closed[r.Group] {
+				owners[s] = r.Group
+			}
+			if _, to, ok := m.Moving(s); ok {
+				targets[s] = to
+			}
+		}
+	}
+	remote := func(id uint16) server.Cluster { return mapGroup{n: n, m: m, id: id} }
+	if err := n.srv.MapSlots(owners, targets, remote); err != nil {
+		n.logger.Error("could not take the cluster map's slots", "err", err)
+		return false
+	}
+	p.mapped, p.hosted = m.Epoch, hosted
+	return true
 }
 
 // placeMembers, on the metadata leader of a partitioned cluster, follows
