@@ -211,12 +211,8 @@ func (r *Raft) MatchIndexes() map[ServerID]uint64 {
 // replicates to it. A non-voter that has caught up can be made a voter
 // without leaving the group short of a majority (redstream).
 func (r *Raft) ReplicatedIndex(id ServerID) (uint64, bool) {
-	view := r.replView.Load()
-	if view == nil {
-		return 0, false
-	}
-	s, ok := (*view)[id]
-	if !ok {
+	s := r.replicator(id)
+	if s == nil {
 		return 0, false
 	}
 	return s.replicated.Load(), true
@@ -227,15 +223,21 @@ func (r *Raft) ReplicatedIndex(id ServerID) (uint64, bool) {
 // AppendEntries, and whether this server replicates to it. It starts at
 // the time this server began to lead (redstream).
 func (r *Raft) FollowerContact(id ServerID) (time.Time, bool) {
-	view := r.replView.Load()
-	if view == nil {
-		return time.Time{}, false
-	}
-	s, ok := (*view)[id]
-	if !ok {
+	s := r.replicator(id)
+	if s == nil {
 		return time.Time{}, false
 	}
 	return s.LastContact(), true
+}
+
+// replicator is, while this server leads, its replicator for server id;
+// nil otherwise.
+func (r *Raft) replicator(id ServerID) *followerReplication {
+	view := r.replView.Load()
+	if view == nil {
+		return nil
+	}
+	return (*view)[id]
 }
 
 // awaitStored waits until this server's log store holds index: a leader
