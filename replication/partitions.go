@@ -164,14 +164,14 @@ func (n *Node) syncMap() {
 	// The slots of the groups open now are served before the others are
 	// opened: opening one reads its log, which may take seconds, and a
 	// restarted node's main group (or an open data group) need not wait.
-	if !n.mapSlots(m) {
+	if !n.mapSlots() {
 		return
 	}
 	for _, g := range groups {
-		if g.ID == mainGroup || !slices.Contains(g.Voters, n.self.ID) || n.Group(g.ID) != nil {
+		if !n.votesIn(g) || n.Group(g.ID) != nil {
 			continue
 		}
-		if n.hostMapped(m, g) && !n.mapSlots(m) {
+		if n.hostMapped(m, g) && !n.mapSlots() {
 			return
 		}
 	}
@@ -184,18 +184,22 @@ func (n *Node) syncMap() {
 	n.balance(m, groups)
 }
 
-// mapSlots hands the server each slot's owner from map m, when m or
-// the data groups this node has open changed since it last did. A slot
-// of a group this node votes in but has not opened (yet, or it failed
-// to) is left unowned, -CLUSTERDOWN: the map may name this very node
-// its leader, from before a restart, and -MOVED would send clients
-// back here. It reports false if the server refused the slots.
-func (n *Node) mapSlots(m *slotmap.Map) bool {
+// mapSlots hands the server each slot's owner from the current map,
+// when the map or the data groups this node has open changed since it
+// last did. It reads the map afresh, not the pass's: a group can take
+// seconds to open, and the map a pass began with may be one the node
+// was still applying its log into (a restart), without slot ranges yet.
+// A slot of a group this node votes in but has not opened (yet, or it
+// failed to) is left unowned, -CLUSTERDOWN: the map may name this very
+// node its leader, from before a restart, and -MOVED would send
+// clients back here. It reports false if the server refused the slots.
+func (n *Node) mapSlots() bool {
 	p := n.parts
+	m := p.meta.fsm.current()
 	hosted, closed := 0, map[uint16]bool{}
 	for _, g := range m.Groups() {
 		switch {
-		case g.ID == mainGroup || !slices.Contains(g.Voters, n.self.ID):
+		case !n.votesIn(g):
 		case n.Group(g.ID) == nil:
 			closed[g.ID] = true
 		default:
@@ -223,6 +227,12 @@ func (n *Node) mapSlots(m *slotmap.Map) bool {
 	}
 	p.mapped, p.hosted = m.Epoch, hosted
 	return true
+}
+
+// votesIn reports whether g is a data group with this node among its
+// voters.
+func (n *Node) votesIn(g slotmap.Group) bool {
+	return g.ID != mainGroup && slices.Contains(g.Voters, n.self.ID)
 }
 
 // placeMembers, on the metadata leader of a partitioned cluster, follows

@@ -318,7 +318,10 @@ func TestPartitionedClusterRestarts(t *testing.T) {
 // -CLUSTERDOWN (the map may name this node their leader from before the
 // restart: -MOVED would send clients back to it). Here group 3 is held
 // from opening; before, the node mapped no slot until every group was
-// open, so every key answered -CLUSTERDOWN until then.
+// open, so every key answered -CLUSTERDOWN until then. Group 2 is held
+// until the node's map is whole again: the slots must come from the
+// map as it is when group 2 opens, not from the one the node's pass
+// began with, which may have had no slot ranges yet.
 func TestRestartedNodeServesItsOpenGroupsWhileOpeningOthers(t *testing.T) {
 	nodes := partitioned(t, 3)
 	waitBalanced(t, nodes, 3)
@@ -333,10 +336,16 @@ func TestRestartedNodeServesItsOpenGroupsWhileOpeningOthers(t *testing.T) {
 	for _, n := range nodes {
 		n.stop()
 	}
-	release := make(chan struct{})
+	// Group 2 opens once the node has its whole map back, group 3 not
+	// before the test ends.
+	mapBack, release := make(chan struct{}), make(chan struct{})
 	defer close(release) // before the nodes stop: followMap waits here
 	held := func(c *Config) {
 		c.beforeHost = func(id uint16) {
+			select {
+			case <-mapBack:
+			case <-release:
+			}
 			if id == 3 {
 				<-release
 			}
@@ -346,6 +355,14 @@ func TestRestartedNodeServesItsOpenGroupsWhileOpeningOthers(t *testing.T) {
 	for _, n := range nodes[1:] {
 		startNodeOn(t, n.dir, n.port, n.busPort)
 	}
+	waitFor(t, "the restarted node's map to give every group its slots", func() bool {
+		owners := map[uint16]bool{}
+		for _, r := range x.node.parts.meta.fsm.current().Ranges() {
+			owners[r.Group] = true
+		}
+		return owners[1] && owners[2] && owners[3]
+	})
+	close(mapBack)
 	c := redis.NewClient(&redis.Options{Addr: x.addr, MaxRetries: -1})
 	defer c.Close()
 	answer := func(g int) error { return c.LRange(ctx, keyOfGroup(g, 3), 0, -1).Err() }
