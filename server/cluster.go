@@ -5,7 +5,8 @@ import "time"
 // Cluster is one of the node's Raft groups as the server sees it;
 // package replication implements it, and nil means the node runs alone
 // (no cluster-enabled). A group's leader is the master of the group's
-// slots and its other voters their replicas (cluster_topology.go); with
+// slots and its other voters that lead no group its replicas
+// (cluster_topology.go); with
 // SetCluster alone the one group owns all 16384 slots.
 //
 // Writes do not run on the node that receives them: the leader proposes

@@ -14,16 +14,20 @@ import (
 // leading some and following others. The mapping:
 //
 //   - A group's slots, merged into contiguous ranges, are served by the
-//     group's leader (their master) and its other voters (replicas).
-//     CLUSTER SLOTS lists each range of each group, in slot order, with
-//     that group's own replicas: a range is never merged with a
-//     neighbouring one of another group, since their replicas differ.
+//     group's leader (their master) and its other voters that lead no
+//     group (replicas). CLUSTER SLOTS lists each range of each group, in
+//     slot order, with that group's own replicas: a range is never merged
+//     with a neighbouring one of another group, since their replicas
+//     differ. A voter that leads another group is a master, so it is
+//     nobody's replica: in Redis Cluster a node is one or the other, and
+//     clients rely on it (redis-py takes each node's role from the first
+//     range that names it, and sends DBSIZE, KEYS and SCAN to the masters
+//     alone: listed as a replica first, a master's keys went unseen).
 //   - A node is a master if it leads any group, owning the slots of
 //     every group it leads. A Redis master owns all its slots alone, and
 //     clients key their shards by the master's address (rueidis builds
 //     its shard map from CLUSTER SHARDS so), so the groups one node leads
-//     are one shard: their slots, the leader, and each group's other
-//     voters as its replicas.
+//     are one shard: their slots, the leader, and each group's replicas.
 //   - A node that leads nothing is a replica ("slave") of the leader of
 //     the first hosted group it votes in that has one. That it follows
 //     other leaders too is what SLOTS and SHARDS show; NODES' one master
@@ -79,7 +83,7 @@ type topoNode struct {
 type topoShard struct {
 	leader   *topoNode
 	groups   []*groupTopo
-	replicas []*topoNode // the other voters of its groups, each once
+	replicas []*topoNode // its groups' replicas (topology.replicas), each once
 }
 
 // describedGroups are the groups the topology shows: the hosted ones,
@@ -179,13 +183,25 @@ func (s *Server) topology() *topology {
 			t.shards = append(t.shards, sh)
 		}
 		sh.groups = append(sh.groups, gt)
-		for _, m := range gt.v.replicas() {
-			if r := t.byID[m.ID]; r != leader && !slices.Contains(sh.replicas, r) {
+		for _, r := range t.replicas(gt) {
+			if !slices.Contains(sh.replicas, r) {
 				sh.replicas = append(sh.replicas, r)
 			}
 		}
 	}
 	return t
+}
+
+// replicas are group gt's voters other than its leader that lead no
+// group; none while it has no leader.
+func (t *topology) replicas(gt *groupTopo) []*topoNode {
+	var out []*topoNode
+	for _, m := range gt.v.replicas() {
+		if n := t.byID[m.ID]; len(n.leads) == 0 {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // mergeRanges joins the adjacent ranges of ascending, disjoint rs.

@@ -12,8 +12,8 @@ import (
 )
 
 // The Redis Cluster protocol over the node's Raft groups: each group's
-// leader is the master of the group's slots, its other voters the
-// replicas (cluster_topology.go), so cluster-aware clients find the
+// leader is the master of the group's slots, its other voters that lead
+// no group the replicas (cluster_topology.go), so cluster-aware clients find the
 // leaders by themselves. With one group its leader is the master of all
 // 16384 slots. BOOTSTRAP, ADDNODE and DELNODE are redstream's: the
 // membership changes `redstream cluster` makes, on the first group. Without cluster-enabled every command here answers Redis's
@@ -221,8 +221,8 @@ func clusterNodesCommand(x *Ctx, _ Cluster) {
 }
 
 // clusterSlotsCommand: each contiguous range of each group that has a
-// leader, in slot order, served by the leader and the group's other
-// voters; none while no group has a leader.
+// leader, in slot order, served by the leader and the group's replicas
+// (topology.replicas); none while no group has a leader.
 func clusterSlotsCommand(x *Ctx, _ Cluster) {
 	t := x.s.topology()
 	type entry struct {
@@ -241,24 +241,23 @@ func clusterSlotsCommand(x *Ctx, _ Cluster) {
 	slices.SortFunc(entries, func(a, b entry) int { return a.r.first - b.r.first })
 	x.w.Array(len(entries))
 	for _, e := range entries {
-		replicas := e.gt.v.replicas()
+		replicas := t.replicas(e.gt)
 		x.w.Array(3 + len(replicas))
 		x.w.Int(int64(e.r.first))
 		x.w.Int(int64(e.r.last))
-		for _, m := range append([]ClusterMember{*e.gt.v.leader}, replicas...) {
-			n := t.byID[m.ID]
+		for _, n := range append([]*topoNode{t.byID[e.gt.v.leader.ID]}, replicas...) {
 			host, port := hostPort(n.m.Addr)
 			x.w.Array(4)
 			x.w.BulkString(host)
 			x.w.Int(int64(port))
-			x.w.BulkString(m.ID)
+			x.w.BulkString(n.m.ID)
 			x.w.Map(0) // no other endpoints: the ip is the preferred one
 		}
 	}
 }
 
 // clusterShardsCommand: one shard per node leading groups, with their
-// slots, the leader and the groups' other voters; then each node in no
+// slots, the leader and the groups' replicas; then each node in no
 // such shard (its groups have no leader) as a master of no slots, its
 // own shard.
 func clusterShardsCommand(x *Ctx, _ Cluster) {

@@ -1,14 +1,17 @@
 // Drives a redstream cluster with ioredis's Cluster client, as a Node.js
-// service would, in two phases: the Go test (tests/cluster_ioredis_test.go)
+// service would, in two phases: the Go test (tests/cluster_scripted_test.go)
 // kills a group's leader between them and then writes "go" on stdin.
 // Prints one JSON line per phase; any failure exits non-zero.
 'use strict';
 const Redis = require('ioredis');
 const readline = require('readline');
 
-const [host, port] = process.argv[2].split(':');
+const seeds = process.argv.slice(2).map((addr) => {
+  const [host, port] = addr.split(':');
+  return { host, port: Number(port) };
+});
 const keys = 16;
-const cluster = new Redis.Cluster([{ host, port: Number(port) }], {
+const cluster = new Redis.Cluster(seeds, {
   // An election takes a few seconds: keep retrying -CLUSTERDOWN and
   // redirects through it, as a service would be configured to.
   maxRedirections: 200,
@@ -32,8 +35,11 @@ async function phase1() {
   } catch (e) {
     crossslot = e.message;
   }
-  const masters = cluster.nodes('master').length;
-  return { phase: 1, added: ids.length, masters, crossslot };
+  // A service counts the cluster's keys by asking every master.
+  const masters = cluster.nodes('master');
+  let dbsize = 0;
+  for (const node of masters) dbsize += await node.dbsize();
+  return { phase: 1, added: ids.length, masters: masters.length, crossslot, dbsize };
 }
 
 async function phase2() {
