@@ -460,8 +460,8 @@ type groupStatus struct {
 	leader  *clusterNode
 	members []memberStatus
 	// The slot map as addr serves it: each range's group leader (master)
-	// and its other voters; ranges of a group without a leader are left
-	// out.
+	// and its replicas (its other voters that lead no group: a master is
+	// nobody's replica); ranges of a group without a leader are left out.
 	slots    []redis.ClusterSlot
 	slotsErr error
 }
