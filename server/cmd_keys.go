@@ -17,7 +17,7 @@ var keyspaceSpecs = []spec{
 	{name: "exists", arity: -2, flags: "readonly fast", first: 1, last: -1, step: 1, group: "generic", since: "1.0.0",
 		syntax: "key [key ...]", summary: "Determines whether one or more keys exist.", run: existsCommand},
 	{name: "touch", arity: -2, flags: "readonly fast", first: 1, last: -1, step: 1, group: "generic", since: "3.2.1",
-		syntax: "key [key ...]", summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.", run: existsCommand},
+		syntax: "key [key ...]", summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.", run: touchCommand},
 	{name: "type", arity: 2, flags: "readonly fast", first: 1, last: 1, step: 1, group: "generic", since: "1.0.0",
 		syntax: "key", summary: "Determines the type of value stored at a key.", run: typeCommand},
 	{name: "keys", arity: 2, flags: "readonly", group: "generic", since: "1.0.0",
@@ -78,10 +78,15 @@ func delCommand(x *Ctx) {
 	x.w.Int(int64(n))
 }
 
-func existsCommand(x *Ctx) {
+// existsCommand counts the keys that exist without touching them;
+// touchCommand counts them and touches them.
+func existsCommand(x *Ctx) { countKeys(x, x.peek) }
+func touchCommand(x *Ctx)  { countKeys(x, x.lookup) }
+
+func countKeys(x *Ctx, find func([]byte) *Object) {
 	n := 0
 	for _, key := range x.argv[1:] {
-		if x.lookup(key) != nil {
+		if find(key) != nil {
 			n++
 		}
 	}
@@ -89,7 +94,7 @@ func existsCommand(x *Ctx) {
 }
 
 func typeCommand(x *Ctx) {
-	o := x.lookup(x.argv[1])
+	o := x.peek(x.argv[1])
 	if o == nil {
 		x.w.Status("none")
 		return
@@ -388,7 +393,7 @@ func expireFlags(x *Ctx) (nx, xx, gt, lt bool, msg string) {
 
 // ttlCommand serves TTL, PTTL, EXPIRETIME and PEXPIRETIME.
 func ttlCommand(x *Ctx) {
-	o := x.lookup(x.argv[1])
+	o := x.peek(x.argv[1])
 	switch {
 	case o == nil:
 		x.w.Int(-2)
@@ -423,10 +428,7 @@ func persistCommand(x *Ctx) {
 }
 
 func objectCommand(x *Ctx) {
-	o := x.db.keys[string(x.argv[2])]
-	if o != nil && o.expireAt != 0 && o.expireAt <= x.now {
-		o = nil
-	}
+	o := x.peek(x.argv[2])
 	if o == nil {
 		x.w.Null()
 		return

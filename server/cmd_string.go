@@ -291,7 +291,10 @@ func incrCommand(x *Ctx) {
 	x.w.Int(cur)
 }
 
-// storeString replaces key's string keeping its TTL (INCR, APPEND).
+// storeString replaces key's string keeping its TTL (INCR, APPEND). The
+// value is a new one, so its encoding follows from it again, as Redis's
+// INCR makes an int of a raw string; APPEND and SETRANGE mark it raw
+// after.
 func storeString(x *Ctx, key []byte, o *Object, v []byte) {
 	if v == nil {
 		v = []byte{} // an empty string, not a missing key
@@ -300,7 +303,7 @@ func storeString(x *Ctx, key []byte, o *Object, v []byte) {
 		x.setKey(key, &Object{value: v})
 		return
 	}
-	o.value = v
+	o.value, o.rawStr = v, false
 	x.modified(key)
 }
 
@@ -492,22 +495,22 @@ func getrangeCommand(x *Ctx) {
 	if !ok {
 		return
 	}
+	// Negative offsets count from the end. Since Redis 8 an end before
+	// the first byte selects nothing (7.x clamped it to the first byte,
+	// so "GETRANGE k 0 -100" gave one byte); a start before it is still
+	// clamped to it.
 	n := int64(len(v))
-	if start < 0 && end < 0 && start > end {
-		x.w.BulkString("")
-		return
-	}
 	if start < 0 {
-		start = max(n+start, 0)
+		start += n
 	}
 	if end < 0 {
-		end = max(n+end, 0)
+		end += n
 	}
-	end = min(end, n-1)
-	if start > end || n == 0 {
+	if n == 0 || start >= n || end < 0 || start > end {
 		x.w.BulkString("")
 		return
 	}
+	start, end = max(start, 0), min(end, n-1)
 	x.w.Bulk(v[start : end+1])
 }
 

@@ -194,11 +194,21 @@ func (x *Ctx) lookup(key []byte) *Object {
 	return o
 }
 
-// exists reports whether key exists at x.now without touching it.
-func (x *Ctx) exists(key []byte) bool {
+// peek returns key's object, or nil if it does not exist or has expired
+// by x.now, as lookup does for a read, but leaves its access time alone:
+// EXISTS, TYPE, TTL and the like ask about a key without using it, and
+// OBJECT IDLETIME (and so allkeys-lru) must not count them. Lock should be
+// held.
+func (x *Ctx) peek(key []byte) *Object {
 	o := x.db.keys[string(key)]
-	return o != nil && (o.expireAt == 0 || o.expireAt > x.now)
+	if o == nil || o.expireAt != 0 && o.expireAt <= x.now {
+		return nil
+	}
+	return o
 }
+
+// exists reports whether key exists at x.now without touching it.
+func (x *Ctx) exists(key []byte) bool { return x.peek(key) != nil }
 
 // setKey stores o at key, replacing any value and its TTL. Lock should be
 // held.

@@ -744,6 +744,14 @@ func TestKeysObject(t *testing.T) {
 		{"OBJECT ENCODING s44", bbBulk("embstr")},
 		{"OBJECT ENCODING s45", bbBulk("raw")},
 		{"OBJECT ENCODING app", bbBulk("raw")},
+		{"SET rawint 1", bbOK},
+		{"APPEND rawint 2", ":2"},
+		{"OBJECT ENCODING rawint", bbBulk("raw")},
+		{"INCR rawint", ":13"}, // a new value: an int again, as in Redis
+		{"OBJECT ENCODING rawint", bbBulk("int")},
+		{"APPEND rawint 4", ":3"},
+		{"INCRBYFLOAT rawint 0.5", bbBulk("134.5")},
+		{"OBJECT ENCODING rawint", bbBulk("embstr")},
 		{"OBJECT ENCODING small", bbBulk("listpack")},
 		{"OBJECT ENCODING biglist", bbBulk("quicklist")},
 		{"INCR int", ":12346"},
@@ -781,11 +789,19 @@ func TestKeysObjectIdletime(t *testing.T) {
 	s := StartServer(t)
 	rc := s.Raw(t)
 	notouch := s.Raw(t)
-	bbRun(t, rc, []bbStep{{"MSET a 1 b 2 c 3", bbOK}})
+	bbRun(t, rc, []bbStep{{"MSET a 1 b 2 c 3 d 4", bbOK}})
 	bbRun(t, notouch, []bbStep{{"CLIENT NO-TOUCH ON", bbOK}})
 	bbWaitFor(t, 5*time.Second, "OBJECT IDLETIME to reach 1", func() bool {
 		return rc.Do("OBJECT", "IDLETIME", "c").Int >= 1
 	})
+	// Asking about a key is not using it, as in Redis.
+	for _, cmd := range [][]string{{"EXISTS", "d"}, {"TYPE", "d"}, {"TTL", "d"}, {"PTTL", "d"},
+		{"EXPIRETIME", "d"}, {"PEXPIRETIME", "d"}, {"OBJECT", "ENCODING", "d"}} {
+		rc.Do(cmd...)
+		if r := rc.Do("OBJECT", "IDLETIME", "d"); r.Int < 1 {
+			t.Errorf("OBJECT IDLETIME after %v = %s, want >= 1 (it does not touch)", cmd, r)
+		}
+	}
 	bbRun(t, rc, []bbStep{
 		{"GET a", bbBulk("1")},
 		{"OBJECT IDLETIME a", ":0"},
