@@ -123,6 +123,21 @@ func (l *aofLog) Wait(ticket uint64) error {
 	}
 }
 
+// Fsynced is server.FsyncLog's. A closed generation's Close fsynced what
+// it held, so its tickets are on disk unless that failed; a generation
+// being turned on has fsynced nothing yet.
+func (l *aofLog) Fsynced(ticket uint64) bool {
+	g := l.gen.Load()
+	switch {
+	case ticket <= g.base:
+		return l.settled(ticket) == nil
+	case g.aof != nil:
+		return g.aof.Fsynced(ticket - g.base)
+	default:
+		return false
+	}
+}
+
 // settled is the outcome of a ticket of a closed generation.
 func (l *aofLog) settled(ticket uint64) error {
 	l.mu.Lock()

@@ -63,6 +63,9 @@ func TestAOFLogTurnOnHoldsReplies(t *testing.T) {
 		t.Fatalf("a write's wait ended (%v) before the AOF was on", err)
 	case <-time.After(50 * time.Millisecond): // a wait that should not end: give it a chance to
 	}
+	if l.Fsynced(t1) {
+		t.Fatalf("ticket %d counts as fsynced before the AOF is on", t1)
+	}
 	aof, dir := testAOF(t)
 	l.finishTurnOn(turn, aof, nil)
 	if err := <-waiting; err != nil {
@@ -70,6 +73,9 @@ func TestAOFLogTurnOnHoldsReplies(t *testing.T) {
 	}
 	if err := l.Wait(old); err != nil {
 		t.Fatalf("the earlier AOF's ticket: %v", err)
+	}
+	if !l.Fsynced(old) || !l.Fsynced(t2) { // closed (and so fsynced); waited for under always
+		t.Fatalf("Fsynced(%d) = %v, Fsynced(%d) = %v; want both true", old, l.Fsynced(old), t2, l.Fsynced(t2))
 	}
 	t3 := l.Append(push("3"))
 	if err := l.Wait(t3); err != nil || t3 != t2+1 {
@@ -99,6 +105,9 @@ func TestAOFLogTurnOnFails(t *testing.T) {
 	l.finishTurnOn(turn, nil, disk)
 	if err := l.Wait(ticket); !errors.Is(err, disk) {
 		t.Fatalf("Wait after a failed turn-on = %v, want %v", err, disk)
+	}
+	if l.Fsynced(ticket) {
+		t.Fatalf("a ticket of a failed turn-on counts as fsynced")
 	}
 	if err := l.Err(); !errors.Is(err, disk) {
 		t.Fatalf("Err after a failed turn-on = %v", err)

@@ -96,6 +96,7 @@ func (n *fakeNode) Leading() bool               { return n.Status().Role == "lea
 func (n *fakeNode) Propose([]byte) func() error { return func() error { return errors.New("fake") } }
 func (n *fakeNode) VerifyLeader() error         { return nil }
 func (n *fakeNode) Replicas(uint64) int         { return 0 }
+func (n *fakeNode) Durable(uint64) bool         { return true }
 
 func (n *fakeNode) Bootstrap() error {
 	n.g.mu.Lock()

@@ -375,6 +375,16 @@ type waiter struct {
 
 var signalPool = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
 
+// Fsynced reports whether frame seq, and every frame before it, is
+// fsynced, whatever the policy (WAITAOF): under everysec a frame is
+// durable once written but on disk only after the next second's fsync,
+// and under no only when a file switch or Close fsyncs it.
+func (a *AOF) Fsynced(seq uint64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.synced >= seq
+}
+
 // policy is the appendfsync policy in force.
 func (a *AOF) policy() FsyncPolicy { return FsyncPolicy(a.fsync.Load()) }
 

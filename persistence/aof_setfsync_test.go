@@ -14,17 +14,23 @@ func TestAOFSetFsyncToAlways(t *testing.T) {
 	a := startTestAOF(t, mem, FsyncNo)
 	defer a.Close()
 	var want []int
+	var last uint64
 	for i := range 5 {
-		if err := a.Wait(a.Append(qrec(i))); err != nil {
+		last = a.Append(qrec(i))
+		if err := a.Wait(last); err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, i)
 	}
+	// Fsynced (WAITAOF) agrees with what a power cut keeps.
+	if a.Fsynced(last) || len(powerCutRecords(t, mem)) == len(want) {
+		t.Fatalf("under no: Fsynced(%d) = %v, and a power cut keeps %v", last, a.Fsynced(last), powerCutRecords(t, mem))
+	}
 	if err := a.SetFsync(FsyncAlways); err != nil {
 		t.Fatal(err)
 	}
-	if got := powerCutRecords(t, mem); !slices.Equal(got, want) {
-		t.Fatalf("after switching to always, a power cut keeps %v, want %v", got, want)
+	if got := powerCutRecords(t, mem); !slices.Equal(got, want) || !a.Fsynced(last) {
+		t.Fatalf("after switching to always, a power cut keeps %v, want %v; Fsynced(%d) = %v", got, want, last, a.Fsynced(last))
 	}
 	for i := 5; i < 8; i++ {
 		if err := a.Wait(a.Append(qrec(i))); err != nil {

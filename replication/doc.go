@@ -85,6 +85,9 @@
 //
 // WAIT and INFO replication count a follower by its match index (how
 // far its log is known to hold the leader's), which the copy exposes.
+// WAITAOF's local count is the leader's own match index, set once its
+// log writer has stored an entry: the followers alone may have committed
+// it before.
 //
 // # Reads
 //

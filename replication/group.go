@@ -467,6 +467,19 @@ func (g *Group) TransferLeadership(id string) error {
 	return fmt.Errorf("replication: %s is not a member of group %d", id, g.id)
 }
 
+// durable reports whether this node's own log holds every entry up to
+// index on disk. A leader writes its log beside replicating it (fork
+// change 1) and may apply an entry the followers alone made committed,
+// so its own count is its match index, set once its StoreLogs returned;
+// a follower stores entries before it acknowledges them, so its last
+// index is on disk.
+func (g *Group) durable(index uint64) bool {
+	if match, leading := g.raft.MatchIndexes()[raft.ServerID(g.self.ID)]; leading {
+		return match >= index
+	}
+	return g.raft.LastIndex() >= index
+}
+
 // replicas counts, on the leader, the followers whose match index is at
 // least index.
 func (g *Group) replicas(index uint64) int {

@@ -427,6 +427,10 @@ func (n *Node) applyMember(m memberChange) error {
 // logs hold index.
 func (n *Node) Replicas(index uint64) int { return n.main.replicas(index) }
 
+// Durable implements server.Cluster: whether this node's log of the main
+// group holds index on disk.
+func (n *Node) Durable(index uint64) bool { return n.main.durable(index) }
+
 // Stats is hashicorp/raft's own view of the main group, for logs and
 // debugging.
 func (n *Node) Stats() map[string]string { return n.main.raft.Stats() }
@@ -449,3 +453,4 @@ func (d dataGroup) Bootstrap() error                   { return errDataGroupMemb
 func (d dataGroup) AddNode(server.ClusterMember) error { return errDataGroupMembership }
 func (d dataGroup) RemoveNode(string) error            { return errDataGroupMembership }
 func (d dataGroup) Replicas(index uint64) int          { return d.replicas(index) }
+func (d dataGroup) Durable(index uint64) bool          { return d.durable(index) }

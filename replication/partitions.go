@@ -855,3 +855,4 @@ func (g mapGroup) Bootstrap() error                   { return errNotHosted }
 func (g mapGroup) AddNode(server.ClusterMember) error { return errNotHosted }
 func (g mapGroup) RemoveNode(string) error            { return errNotHosted }
 func (g mapGroup) Replicas(uint64) int                { return 0 }
+func (g mapGroup) Durable(uint64) bool                { return false }

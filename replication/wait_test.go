@@ -24,6 +24,11 @@ func TestWaitCountsFollowersThatHoldTheWrites(t *testing.T) {
 	if n, err := rdb.Wait(ctx, 2, 10*time.Second).Result(); err != nil || n != 2 {
 		t.Fatalf("WAIT 2 10000 with both followers up = %d, %v; want 2", n, err)
 	}
+	// WAITAOF: the Raft log is the append-only file, on the leader and on
+	// each follower that holds the write.
+	if got, err := rdb.Do(ctx, "WAITAOF", "1", "2", "10000").Int64Slice(); err != nil || len(got) != 2 || got[0] != 1 || got[1] != 2 {
+		t.Fatalf("WAITAOF 1 2 10000 with both followers up = %v, %v; want [1 2]", got, err)
+	}
 	// Under a steady stream of other clients' writes, WAIT counts up to
 	// what was applied when it came, not a target that moves on.
 	stop := make(chan struct{})
@@ -68,6 +73,9 @@ func TestWaitCountsFollowersThatHoldTheWrites(t *testing.T) {
 	}
 	if n, err := rdb.Wait(ctx, 1, 10*time.Second).Result(); err != nil || n != 1 {
 		t.Fatalf("WAIT 1 10000 with one follower down = %d, %v; want 1", n, err)
+	}
+	if got, err := rdb.Do(ctx, "WAITAOF", "1", "2", "200").Int64Slice(); err != nil || len(got) != 2 || got[0] != 1 || got[1] != 1 {
+		t.Fatalf("WAITAOF 1 2 200 with one follower down = %v, %v; want [1 1]", got, err)
 	}
 	now := slaveOffsets(t, rdb)
 	if len(now) != 2 || min(now[0], now[1]) == 0 || now[0] == now[1] {

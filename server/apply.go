@@ -31,6 +31,15 @@ type Log interface {
 	Err() error
 }
 
+// FsyncLog is a Log that can say whether a ticket's records are on disk
+// whatever its fsync policy, for WAITAOF: under appendfsync everysec Wait
+// returns once they are written, before the fsync.
+type FsyncLog interface {
+	// Fsynced reports whether the records of ticket, and all before
+	// them, are fsynced.
+	Fsynced(ticket uint64) bool
+}
+
 // Applied is what applying one record gave.
 type Applied struct {
 	Reply []byte // its reply, when ApplyBatch was asked for replies
@@ -154,6 +163,10 @@ func (sh *Shard) propagate(x *Ctx) {
 		argv = x.logArgv
 	}
 	sh.pending = append(sh.pending, Record{Time: x.now, DB: x.db.index, Argv: argv})
+	if x.c != nil && !x.c.logged {
+		x.c.logged = true
+		sh.writers = append(sh.writers, x.c)
+	}
 	if x.dirty > x.bookkeeping {
 		sh.pendingChanges++
 	}
@@ -180,6 +193,11 @@ func (sh *Shard) logDirect(db int, now int64, argv ...[]byte) {
 func (s *Server) commit() (ticket uint64) {
 	sh := s.shard
 	ticket = sh.logPending()
+	for _, c := range sh.writers {
+		c.woff, c.logged = max(c.woff, ticket), false
+	}
+	clear(sh.writers)
+	sh.writers = sh.writers[:0]
 	for _, c := range sh.served {
 		c.ranCommand = true // its reply shows what its re-run took
 		s.loop.markDirty(c)

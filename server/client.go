@@ -49,6 +49,8 @@ type Client struct {
 	events  uint32      // what the loop waits for on fd (epoll interest)
 	held    bool        // the socket took less than out: its commands wait for EPOLLOUT
 	durable uint64      // the log ticket out's replies wait for; 0: none
+	woff    uint64      // the log ticket of c's last write (WAITAOF); 0: none
+	logged  bool        // c's command queued a write since the last commit
 	// ranCommand: a command ran since its last commit, so its replies
 	// may show data and wait for every write applied before (commit).
 	ranCommand bool

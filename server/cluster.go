@@ -42,6 +42,9 @@ type Cluster interface {
 	// every entry up to index durably (their Raft match index); 0 on a
 	// follower.
 	Replicas(index uint64) int
+	// Durable reports whether this node's own log holds every entry up
+	// to index on disk (WAITAOF's local count).
+	Durable(index uint64) bool
 }
 
 // ClusterMember is one node of the group.

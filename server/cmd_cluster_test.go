@@ -39,6 +39,7 @@ func (f *fakeCluster) Leading() bool               { return f.status.Role == "le
 func (f *fakeCluster) Propose([]byte) func() error { return func() error { return errors.New("fake") } }
 func (f *fakeCluster) VerifyLeader() error         { return nil }
 func (f *fakeCluster) Replicas(uint64) int         { return f.replicas }
+func (f *fakeCluster) Durable(uint64) bool         { return true }
 
 func (f *fakeCluster) change(call string) error {
 	if f.gate != nil {

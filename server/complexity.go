@@ -139,6 +139,7 @@ var complexities = map[string]string{
 	"scan":          "O(1) a call; O(N) for a whole iteration over N keys",
 	"select":        "O(1)",
 	"wait":          "O(1)",
+	"waitaof":       "O(1)",
 	"set":           "O(1)",
 	"setex":         "O(1)",
 	"setnx":         "O(1)",

@@ -46,9 +46,10 @@ type Shard struct {
 
 	node     *Server
 	dbs      []*DB
-	log      Log      // where applied writes go to become durable; nil: none
-	lastTime int64    // newest record time handed out (ms); keeps time monotonic
-	pending  []Record // records of the command being executed, logged at commit
+	log      Log       // where applied writes go to become durable; nil: none
+	lastTime int64     // newest record time handed out (ms); keeps time monotonic
+	pending  []Record  // records of the command being executed, logged at commit
+	writers  []*Client // the clients whose writes are in pending (Client.woff)
 	// pendingChanges counts the records in pending that change data, not
 	// only delivery bookkeeping (Ctx.bookkept): what dirty counts.
 	pendingChanges int64

@@ -183,6 +183,10 @@ func TestDiffServer(t *testing.T) {
 	_, _, p := bbStartPair(t)
 	p.compare(t, []bbDiff{
 		{cmd: "CONFIG GET maxclients"}, {cmd: "CONFIG GET MAXCLIENTS"}, {cmd: "CONFIG GET nosuchparam"},
+		{cmd: "WAIT 0 0"}, {cmd: "WAIT 0 a"}, {cmd: "WAIT a 0"}, {cmd: "WAIT 0 -1"}, {cmd: "WAIT 1 10"},
+		// WAITAOF is 7.2's; redstream runs with its default appendonly yes,
+		// and nothing written is fsynced already.
+		{cmd: "WAITAOF 0 0 0", redis8: "*2[:1 :0]"}, {cmd: "WAITAOF 1 0 0", redis8: "*2[:1 :0]"},
 		{cmd: "CONFIG SET foo bar"}, {cmd: "CONFIG SET databases 5"}, {cmd: "CONFIG SET maxclients abc"},
 		{cmd: "CONFIG SET maxclients 0"}, {cmd: "CONFIG SET timeout 1 timeout 2"},
 		{cmd: "CONFIG SET maxclients 100 timeout abc"}, {cmd: "CONFIG GET maxclients"},
