@@ -30,6 +30,8 @@ var keyspaceSpecs = []spec{
 		syntax: "key newkey", summary: "Renames a key and overwrites the destination.", run: renameCommand},
 	{name: "renamenx", arity: 3, flags: "write fast", first: 1, last: 2, step: 1, group: "generic", since: "1.0.0",
 		syntax: "key newkey", summary: "Renames a key only when the target key name doesn't exist.", run: renamenxCommand},
+	{name: "move", arity: 3, flags: "write fast", first: 1, last: 1, step: 1, group: "generic", since: "1.0.0",
+		syntax: "key db", summary: "Moves a key to another database.", run: moveCommand},
 	{name: "copy", arity: -3, flags: "write denyoom", first: 1, last: 2, step: 1, group: "generic", since: "6.2.0",
 		syntax: "source destination [DB destination-db] [REPLACE]", summary: "Copies the value of a key to a new key.", run: copyCommand},
 	{name: "expire", arity: -3, flags: "write fast", first: 1, last: 1, step: 1, group: "generic", since: "1.0.0",
@@ -303,6 +305,52 @@ func copyCommand(x *Ctx) {
 	cp := &Object{value: copyValue(o.value), rawStr: o.rawStr}
 	target.setKey(dst, cp)
 	dstDB.setExpire(string(dst), cp, o.expireAt)
+	x.dirty += target.dirty
+	x.w.Int(1)
+}
+
+// moveCommand moves key, with its TTL, to database db unless db holds
+// that key already (MOVE). A cluster has one database, as in Redis.
+func moveCommand(x *Ctx) {
+	if x.s.cluster != nil {
+		x.error("ERR MOVE is not allowed in cluster mode")
+		return
+	}
+	n, ok := resp.ParseInt(x.argv[2])
+	switch {
+	case !ok:
+		x.error(resp.ErrNotInteger)
+		return
+	case n != int64(int32(n)): // Redis reads it as a C int
+		x.error("ERR value is out of range, value must between -2147483648 and 2147483647")
+		return
+	}
+	if n < 0 || n >= int64(len(x.db.shard.dbs)) {
+		x.error(resp.ErrDBIndex)
+		return
+	}
+	dstDB := x.db.shard.dbs[n]
+	if dstDB == x.db {
+		x.error(resp.ErrSameObject)
+		return
+	}
+	key := x.argv[1]
+	o := x.lookup(key)
+	if o == nil {
+		x.w.Int(0)
+		return
+	}
+	target := &Ctx{s: x.s, c: x.c, w: x.w, db: dstDB, argv: x.argv, cmd: x.cmd, now: x.now, replay: x.replay}
+	if target.lookup(key) != nil {
+		x.w.Int(0)
+		return
+	}
+	x.db.remove(string(key))
+	x.modified(key)
+	expireAt := o.expireAt
+	o.expireAt = 0
+	target.setKey(key, o)
+	dstDB.setExpire(string(key), o, expireAt)
 	x.dirty += target.dirty
 	x.w.Int(1)
 }

@@ -61,6 +61,7 @@ var complexities = map[string]string{
 	"config|rewrite":   "O(1)",
 	"config|set":       "O(N) where N is the number of parameters set",
 	"copy":             "O(1) for a string; O(N) for a list or stream of N elements",
+	"move":             "O(1)",
 
 	"dbsize":      "O(1)",
 	"decr":        "O(1)",

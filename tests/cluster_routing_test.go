@@ -212,6 +212,7 @@ func TestClusterRedisClusterRules(t *testing.T) {
 	}{
 		{[]string{"SELECT", "1"}, "ERR SELECT is not allowed in cluster mode"},
 		{[]string{"COPY", "{u}a", "{u}c", "DB", "1"}, "ERR Copying to another database is not allowed in cluster mode"},
+		{[]string{"MOVE", "{u}a", "1"}, "ERR MOVE is not allowed in cluster mode"},
 		{[]string{"RENAME", "{u}a", "b"}, "CROSSSLOT Keys in request don't hash to the same slot"},
 	} {
 		if r := c.must(leader, tc.args...); r.Type != '-' || r.Str != tc.want {

@@ -61,6 +61,10 @@ func TestDiffKeyspace(t *testing.T) {
 	_, _, p := bbStartPair(t)
 	p.compare(t, []bbDiff{
 		{cmd: "SET a 1"}, {cmd: "SET b hello"}, {cmd: "RPUSH l x y"},
+		{cmd: "MOVE a 1"}, {cmd: "EXISTS a"}, {cmd: "MOVE a 1"}, {cmd: "MOVE nokey 1"}, {cmd: "MOVE b 0"},
+		{cmd: "MOVE b x"}, {cmd: "MOVE b 16"}, {cmd: "MOVE b -1"}, {cmd: "MOVE b 4294967296"}, {cmd: "MOVE b"},
+		{cmd: "SELECT 1"}, {cmd: "GET a"}, {cmd: "SET b other"}, {cmd: "SELECT 0"}, {cmd: "MOVE b 1"},
+		{cmd: "SET a 1"},
 		{cmd: "DEL a b zz"}, {cmd: "EXISTS a l l"}, {cmd: "TOUCH l nokey"},
 		{cmd: "TYPE l"}, {cmd: "TYPE nokey"}, {cmd: "SET k v"},
 		{cmd: "RENAME nokey x"}, {cmd: "RENAMENX nokey x"}, {cmd: "RENAME k k"}, {cmd: "RENAMENX k k"},

@@ -907,3 +907,48 @@ func TestKeysDatabases(t *testing.T) {
 		t.Errorf("INFO keyspace after FLUSHALL = %v, want empty", info)
 	}
 }
+
+// MOVE takes a key and its TTL to another database, wakes a client
+// blocked on it there, and is logged so a restart finds it moved.
+func TestKeysMove(t *testing.T) {
+	dir := t.TempDir()
+	s := StartServerIn(t, dir, "--databases", "4", "--save", "")
+	rc, blocked := s.Raw(t), s.Raw(t)
+	bbRun(t, blocked, []bbStep{{"SELECT 2", bbOK}})
+	blocked.Send(Encode("BLPOP", "jobs", "0"))
+	bbWaitFor(t, 5*time.Second, "BLPOP to block", func() bool {
+		return bbInfoInt(t, rc, "clients", "blocked_clients") == 1
+	})
+	bbRun(t, rc, []bbStep{
+		{"RPUSH jobs a b", ":2"},
+		{"SET s v EX 1000", bbOK},
+		{"MOVE jobs 2", ":1"},
+		{"EXISTS jobs", ":0"},
+		{"MOVE s 3", ":1"},
+		{"MOVE s 3", ":0"}, // gone from here
+	})
+	if r := blocked.Read(); r.String() != `*2[$"jobs" $"a"]` {
+		t.Fatalf("BLPOP jobs in database 2 after MOVE = %s, want jobs a", r)
+	}
+	bbRun(t, rc, []bbStep{
+		{"SELECT 3", bbOK},
+		{"GET s", bbBulk("v")},
+		{"TTL s", ":1000"},
+		{"SET clash here", bbOK},
+		{"SELECT 0", bbOK},
+		{"SET clash there", bbOK},
+		{"MOVE clash 3", ":0"}, // the target holds it: both stay
+		{"GET clash", bbBulk("there")},
+	})
+	s.Stop()
+	rc = StartServerIn(t, dir, "--databases", "4", "--save", "").Raw(t)
+	bbRun(t, rc, []bbStep{
+		{"SELECT 2", bbOK},
+		{"LRANGE jobs 0 -1", `*1[$"b"]`},
+		{"SELECT 3", bbOK},
+		{"GET s", bbBulk("v")},
+		{"GET clash", bbBulk("here")},
+		{"SELECT 0", bbOK},
+		{"EXISTS jobs s", ":0"},
+	})
+}
