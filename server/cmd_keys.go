@@ -239,12 +239,7 @@ func rename(x *Ctx, nx bool) {
 		x.w.Int(0)
 		return
 	}
-	x.db.remove(string(src))
-	x.modified(src)
-	expireAt := o.expireAt
-	o.expireAt = 0
-	x.setKey(dst, o)
-	x.db.setExpire(string(dst), o, expireAt)
+	moveObject(x, src, o, x, dst)
 	if nx {
 		x.w.Int(1)
 	} else {
@@ -309,6 +304,17 @@ func copyCommand(x *Ctx) {
 	x.w.Int(1)
 }
 
+// moveObject takes o, src's value in x's database, to dst in target's,
+// with its TTL (RENAME, MOVE). Lock should be held.
+func moveObject(x *Ctx, src []byte, o *Object, target *Ctx, dst []byte) {
+	x.db.remove(string(src))
+	x.modified(src)
+	expireAt := o.expireAt
+	o.expireAt = 0
+	target.setKey(dst, o)
+	target.db.setExpire(string(dst), o, expireAt)
+}
+
 // moveCommand moves key, with its TTL, to database db unless db holds
 // that key already (MOVE). A cluster has one database, as in Redis.
 func moveCommand(x *Ctx) {
@@ -345,12 +351,7 @@ func moveCommand(x *Ctx) {
 		x.w.Int(0)
 		return
 	}
-	x.db.remove(string(key))
-	x.modified(key)
-	expireAt := o.expireAt
-	o.expireAt = 0
-	target.setKey(key, o)
-	dstDB.setExpire(string(key), o, expireAt)
+	moveObject(x, key, o, target, key)
 	x.dirty += target.dirty
 	x.w.Int(1)
 }
