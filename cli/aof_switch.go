@@ -124,11 +124,14 @@ func (l *aofLog) Wait(ticket uint64) error {
 }
 
 // Fsynced is server.FsyncLog's. A closed generation's Close fsynced what
-// it held, so its tickets are on disk unless that failed; a generation
-// being turned on has fsynced nothing yet.
+// it held, so its tickets are on disk unless that failed. While an AOF is
+// being turned on nothing counts: the writes made while it was off reach
+// the disk only in its base.
 func (l *aofLog) Fsynced(ticket uint64) bool {
 	g := l.gen.Load()
 	switch {
+	case g.turning != nil:
+		return false
 	case ticket <= g.base:
 		return l.settled(ticket) == nil
 	case g.aof != nil:

@@ -63,8 +63,8 @@ func TestAOFLogTurnOnHoldsReplies(t *testing.T) {
 		t.Fatalf("a write's wait ended (%v) before the AOF was on", err)
 	case <-time.After(50 * time.Millisecond): // a wait that should not end: give it a chance to
 	}
-	if l.Fsynced(t1) {
-		t.Fatalf("ticket %d counts as fsynced before the AOF is on", t1)
+	if l.Fsynced(t1) || l.Fsynced(old) {
+		t.Fatalf("tickets %d, %d count as fsynced before the AOF is on", old, t1)
 	}
 	aof, dir := testAOF(t)
 	l.finishTurnOn(turn, aof, nil)
