@@ -2,12 +2,15 @@ package tests
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +18,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redstream/redstream/persistence"
+	"github.com/redstream/redstream/server"
 )
 
 // Blocking list commands: BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP BLMOVEM.
@@ -840,4 +846,46 @@ func TestListBlockingDisconnectStress(t *testing.T) {
 		return ltInfoInt(t, admin, "clients", "connected_clients") <= 1+producers
 	})
 	ltWaitBlocked(t, admin, 0)
+}
+
+// A client served by a write serves, in turn, the clients its own write
+// unblocks before the next command of the pipeline that wrote runs: the
+// log holds the chain's moves between the LPUSH and the SET after it, as
+// Redis's replication stream does (its list.tcl "Command being unblocked
+// cause another command to get unblocked execution order test").
+func TestListBlockingChainRunsBeforeThePipelineGoesOn(t *testing.T) {
+	t.Parallel()
+	s := StartServer(t, "--save", "")
+	admin := s.Raw(t)
+	a, b, c := s.Raw(t), s.Raw(t), s.Raw(t)
+	lbBlock(a, "BLMOVE", "src", "dst", "LEFT", "RIGHT", "0")
+	ltWaitBlocked(t, admin, 1)
+	lbBlock(b, "BLMOVE", "dst", "src", "RIGHT", "LEFT", "0")
+	ltWaitBlocked(t, admin, 2)
+	c.Send(Encode("SET", "key1", "value1") + Encode("LPUSH", "src", "dummy") + Encode("SET", "key2", "value2"))
+	lbExpect(t, a, 2, "BLMOVE src dst", `$"dummy"`)
+	lbExpect(t, b, 2, "BLMOVE dst src", `$"dummy"`)
+	for _, want := range []string{`+"OK"`, ":1", `+"OK"`} {
+		lbExpect(t, c, 2, "the pipeline", want)
+	}
+	lbDo(t, admin, 2, `+"OK"`, "SET", "key3", "value3")
+	s.Stop()
+
+	var got []string
+	aof, err := persistence.OpenAOF(persistence.AOFOptions{Dir: filepath.Join(s.Dir, "appendonlydir"), Name: "appendonly.aof",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := aof.Load(nil, persistence.PerRecord(func(r server.Record) error {
+		got = append(got, strings.ToLower(string(bytes.Join(r.Argv, []byte(" ")))))
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"set key1 value1", "lpush src dummy", "lmove src dst left right", "lmove dst src right left",
+		"set key2 value2", "set key3 value3"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the log holds\n%q\nwant\n%q", got, want)
+	}
 }
