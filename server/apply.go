@@ -193,11 +193,6 @@ func (sh *Shard) logDirect(db int, now int64, argv ...[]byte) {
 func (s *Server) commit() (ticket uint64) {
 	sh := s.shard
 	ticket = sh.logPending()
-	for _, c := range sh.writers {
-		c.woff, c.logged = max(c.woff, ticket), false
-	}
-	clear(sh.writers)
-	sh.writers = sh.writers[:0]
 	for _, c := range sh.served {
 		c.ranCommand = true // its reply shows what its re-run took
 		s.loop.markDirty(c)
@@ -230,6 +225,13 @@ func (sh *Shard) logPending() (ticket uint64) {
 		clear(sh.pending) // drop references to argv buffers
 		sh.pending = sh.pending[:0]
 	}
+	// Whoever logs the records (a commit, or a snapshot frozen mid-pass)
+	// tells their writers the ticket: WAITAOF waits for it.
+	for _, c := range sh.writers {
+		c.woff, c.logged = max(c.woff, ticket), false
+	}
+	clear(sh.writers)
+	sh.writers = sh.writers[:0]
 	return ticket
 }
 

@@ -471,10 +471,9 @@ func appendCommand(x *Ctx) {
 	}
 	nv := append(v, x.argv[2]...)
 	storeString(x, x.argv[1], o, nv)
-	if o == nil {
-		o = x.db.keys[string(x.argv[1])]
+	if o != nil { // grown in place; to a missing key it is a new value, encoded as SET's
+		o.rawStr = true
 	}
-	o.rawStr = true
 	x.w.Int(int64(len(nv)))
 }
 

@@ -91,6 +91,9 @@ func waitaofCommand(x *Ctx) {
 	}
 	var woff uint64
 	if x.c != nil {
+		if x.c.logged { // its write ran earlier in this pass: log it now, to know its ticket
+			x.s.shard.logPending()
+		}
 		woff = x.c.woff
 	}
 	s := x.s
@@ -131,12 +134,9 @@ const errWaitAOFDisabled = "ERR WAITAOF cannot be used when numlocal is set but 
 // or in a cluster the Raft log. Lock should be held.
 func (s *Server) aofOn() bool { return s.cluster != nil || s.cfg.AppendOnly }
 
-// aofOnUnlocked is aofOn for a goroutine without the lock.
-func (s *Server) aofOnUnlocked() bool {
-	s.shard.mu.Lock()
-	defer s.shard.mu.Unlock()
-	return s.aofOn()
-}
+// aofOnUnlocked is aofOn for a goroutine without the lock, from the copy
+// applyConfig keeps.
+func (s *Server) aofOnUnlocked() bool { return s.cluster != nil || s.appendOnly.Load() }
 
 // parseWaitTimeout parses WAIT's and WAITAOF's timeout, in milliseconds,
 // with Redis's errors.
@@ -214,6 +214,7 @@ func (c *Client) awaitCondition(ms int64, done func() bool, reply func(w *resp.W
 	c.await(func() func(w *resp.Writer) {
 		var timeout <-chan time.Time
 		if ms > 0 {
+			ms = min(ms, math.MaxInt64/int64(time.Millisecond)) // about 292 years: forever, as a Duration holds it
 			t := time.NewTimer(time.Duration(ms) * time.Millisecond)
 			defer t.Stop()
 			timeout = t.C

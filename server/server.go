@@ -48,6 +48,7 @@ type Server struct {
 	// Guarded by shard.mu, the node sharing its one shard's lock
 	// (shard.go), unless the comment says otherwise.
 	cfg          Config
+	appendOnly   atomic.Bool // cfg.AppendOnly, for WAITAOF's wait, which runs without the lock
 	clients      map[int64]*Client
 	startupBytes int64 // the heap in use before any data: INFO used_memory_startup
 	// A BGSAVE or BGREWRITEAOF asked while the other runs (cmd_persist.go).
@@ -136,6 +137,7 @@ func newRunID() string {
 // applyConfig applies the settings that act outside the command that
 // changed them. Lock should be held (or the server not yet started).
 func (s *Server) applyConfig() {
+	s.appendOnly.Store(s.cfg.AppendOnly)
 	if s.logLevel != nil {
 		s.logLevel.Set(LogLevel(s.cfg.LogLevel))
 	}

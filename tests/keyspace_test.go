@@ -752,6 +752,8 @@ func TestKeysObject(t *testing.T) {
 		{"APPEND rawint 4", ":3"},
 		{"INCRBYFLOAT rawint 0.5", bbBulk("134.5")},
 		{"OBJECT ENCODING rawint", bbBulk("embstr")},
+		{"APPEND newint 12", ":2"}, // a new key: encoded as SET would
+		{"OBJECT ENCODING newint", bbBulk("int")},
 		{"OBJECT ENCODING small", bbBulk("listpack")},
 		{"OBJECT ENCODING biglist", bbBulk("quicklist")},
 		{"INCR int", ":12346"},
