@@ -91,7 +91,11 @@ func waitaofCommand(x *Ctx) {
 	}
 	var woff uint64
 	if x.c != nil {
-		if x.c.logged { // its write ran earlier in this pass: log it now, to know its ticket
+		// Its write ran earlier in this pass: log it now, to know its
+		// ticket. Not inside EXEC, whose records must stay one frame (a
+		// crash keeps or loses the transaction whole); there WAITAOF
+		// answers at once for the writes before it, as in Redis.
+		if x.c.logged && !x.inExec {
 			x.s.shard.logPending()
 		}
 		woff = x.c.woff

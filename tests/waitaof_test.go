@@ -1,8 +1,17 @@
 package tests
 
 import (
+	"bytes"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/redstream/redstream/persistence"
+	"github.com/redstream/redstream/server"
 )
 
 // WAITAOF on one node: [local, replicas], local being whether the AOF has
@@ -89,4 +98,41 @@ func TestWaitAOFLocal(t *testing.T) {
 		{"WAITAOF 0 0 0", "*2[:0 :0]"},
 		{"WAITAOF 0 1 50", "*2[:0 :0]"}, // no replicas: the timeout ends it
 	})
+}
+
+// A WAITAOF inside MULTI answers at once and leaves the transaction whole
+// in the AOF: one frame, which a crash keeps or loses entirely.
+func TestWaitAOFInsideMultiKeepsTheTransactionOneFrame(t *testing.T) {
+	t.Parallel()
+	s := StartServer(t, "--save", "", "--appendonly", "yes", "--appendfsync", "always")
+	rc := s.Raw(t)
+	bbRun(t, rc, []bbStep{
+		{"MULTI", bbStatus("OK")},
+		{"INCR a", bbStatus("QUEUED")},
+		{"WAITAOF 1 0 0", bbStatus("QUEUED")},
+		{"INCR b", bbStatus("QUEUED")},
+		{"EXEC", "*3[:1 *2[:1 :0] :1]"},
+	})
+	s.Stop()
+	aof, err := persistence.OpenAOF(persistence.AOFOptions{Dir: filepath.Join(s.Dir, "appendonlydir"), Name: "appendonly.aof",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames [][]string
+	if _, err := aof.Load(nil, func(recs []server.Record) error {
+		var f []string
+		for _, r := range recs {
+			f = append(f, strings.ToLower(string(bytes.Join(r.Argv, []byte(" ")))))
+		}
+		frames = append(frames, f)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range frames {
+		if slices.Contains(f, "incr a") && !slices.Contains(f, "incr b") {
+			t.Fatalf("the transaction's records were split over frames: %q", frames)
+		}
+	}
 }
